@@ -1,0 +1,3 @@
+from grokslt.cli import main
+
+main()

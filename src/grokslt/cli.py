@@ -1,0 +1,97 @@
+"""Command line: `grokslt <command> ...`. Parses arguments and calls the library, nothing more."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+import torch
+
+COMMANDS = {}
+
+
+def command(name: str, help: str):
+    def register(fn):
+        COMMANDS[name] = (fn, help)
+        return fn
+
+    return register
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    from grokslt.train import TrainConfig
+
+    defaults = TrainConfig()
+    parser.add_argument("--p", type=int, default=defaults.p, help="prime modulus")
+    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="width K")
+    parser.add_argument("--train-frac", type=float, default=defaults.train_frac)
+    parser.add_argument("--optimizer", default=defaults.optimizer, help="adam | adamw | sgd")
+    parser.add_argument("--lr", type=float, default=defaults.lr)
+    parser.add_argument("--weight-decay", type=float, default=defaults.weight_decay)
+    parser.add_argument("--momentum", type=float, default=defaults.momentum, help="sgd only")
+    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    parser.add_argument("--max-steps", type=int, default=defaults.max_steps)
+    parser.add_argument("--eval-every", type=int, default=defaults.eval_every)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--split", default=defaults.split, help="authors | numpy")
+    parser.add_argument("--early-stop-threshold", type=float, default=defaults.early_stop_threshold)
+    parser.add_argument("--early-stop-patience", type=int, default=defaults.early_stop_patience)
+    parser.add_argument("--no-early-stop", action="store_true", help="train for --max-steps")
+
+
+def add_threads_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads (one per process is fastest here)"
+    )
+
+
+@command("train", "train one network, writing checkpoints and train_log.csv")
+def run_train(args: argparse.Namespace) -> None:
+    from grokslt.train import TrainConfig, train
+
+    config = TrainConfig(
+        p=args.p,
+        hidden=args.hidden,
+        train_frac=args.train_frac,
+        optimizer=args.optimizer,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        momentum=args.momentum,
+        batch_size=args.batch_size,
+        max_steps=args.max_steps,
+        eval_every=args.eval_every,
+        seed=args.seed,
+        split=args.split,
+        early_stop_threshold=args.early_stop_threshold,
+        early_stop_patience=args.early_stop_patience,
+        early_stop=not args.no_early_stop,
+    )
+    config.validate()
+    trainer = train(config, args.out)
+    last = trainer.rows[-1]
+    print(
+        f"{args.out}: stopped at step {trainer.step}, "
+        f"train acc {last['train_acc']:.4f}, val acc {last['val_acc']:.4f}"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grokslt", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train", help=COMMANDS["train"][1])
+    add_train_arguments(train)
+    add_threads_argument(train)
+    train.add_argument("--out", required=True, help="run directory")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    torch.set_num_threads(args.threads)
+    try:
+        COMMANDS[args.command][0](args)
+    except ValueError as error:
+        print(f"grokslt {args.command}: error: {error}", file=sys.stderr)
+        sys.exit(2)

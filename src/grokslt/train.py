@@ -1,0 +1,290 @@
+"""Training with periodic evaluation, atomic checkpoints and exact resume.
+
+One "epoch" of the paper is one optimizer step on one fresh random batch (the authors' loop calls
+`next(iter(DataLoader(train, shuffle=True)))` every step). Every `eval_every` steps the run evaluates
+the full train and validation sets, writes a checkpoint, its resume state and the training log. A
+run killed at any point and started again with the same settings continues from its last resume
+state and writes a byte-identical log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import platform
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from grokslt import __version__
+from grokslt.data import SPLIT_MODES, ModularAddition, make_dataset, validate_task
+from grokslt.io import (
+    load_torch,
+    save_checkpoint,
+    save_params,
+    save_torch,
+    write_csv,
+    write_json,
+)
+from grokslt.loss import authors_logged_loss, centred_loss
+from grokslt.metrics import accuracy, offset_corrected_accuracy
+from grokslt.model import QuadraticNet, centred_loss_and_grad, forward_pairs
+
+log = logging.getLogger(__name__)
+
+OPTIMIZERS = ("adam", "adamw", "sgd")
+LOG_COLUMNS = [
+    "step",
+    "samples_seen",
+    "train_loss",
+    "val_loss",
+    "train_acc",
+    "val_acc",
+    "train_acc_offset",
+    "val_acc_offset",
+    "train_loss_authors",
+    "val_loss_authors",
+]
+RESUME_FILE = "resume.pt"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    p: int = 53
+    hidden: int = 1024
+    train_frac: float = 0.4
+    optimizer: str = "adam"
+    lr: float = 1e-4
+    weight_decay: float = 1e-5
+    momentum: float = 0.0
+    batch_size: int = 128
+    max_steps: int = 100_000
+    eval_every: int = 100
+    seed: int = 0
+    split: str = "authors"
+    early_stop_threshold: float = 0.99
+    early_stop_patience: int = 10
+    early_stop: bool = True
+
+    def validate(self) -> None:
+        validate_task(self.p, self.train_frac, self.seed)
+        for key in ("hidden", "batch_size", "max_steps", "eval_every", "early_stop_patience"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{key} = {value!r}: expected a positive integer")
+        for key in ("lr", "weight_decay", "momentum"):
+            value = getattr(self, key)
+            if not isinstance(value, (int, float)) or value < 0 or (key == "lr" and value == 0):
+                expected = "a positive number" if key == "lr" else "a non-negative number"
+                raise ValueError(f"{key} = {value!r}: expected {expected}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer = {self.optimizer!r}: expected one of {OPTIMIZERS}")
+        if self.split not in SPLIT_MODES:
+            raise ValueError(f"split = {self.split!r}: expected one of {SPLIT_MODES}")
+        if not 0 < self.early_stop_threshold <= 1:
+            raise ValueError(
+                f"early_stop_threshold = {self.early_stop_threshold!r}: expected a number in (0, 1]"
+            )
+        if self.momentum and self.optimizer != "sgd":
+            raise ValueError(f"momentum = {self.momentum!r}: only the sgd optimizer takes momentum")
+
+
+class AuthorsBatchSampler:
+    """The batch of `next(iter(DataLoader(train, batch_size, shuffle=True)))`, drawn from `generator`.
+
+    A new DataLoader iterator draws two int64 values from the RNG (the iterator's base seed, then the
+    RandomSampler's seed), seeds a fresh generator with the second and takes the head of a random
+    permutation. Reproducing that keeps our batches identical to the authors' loop.
+    """
+
+    def __init__(self, n: int, batch_size: int, generator: torch.Generator):
+        self.n, self.batch_size, self.generator = n, batch_size, generator
+
+    def _draw_int64(self) -> int:
+        return int(torch.empty((), dtype=torch.int64).random_(generator=self.generator))
+
+    def __call__(self) -> torch.Tensor:
+        self._draw_int64()  # the iterator's base seed, unused without workers
+        permutation_rng = torch.Generator().manual_seed(self._draw_int64())
+        return torch.randperm(self.n, generator=permutation_rng)[: self.batch_size]
+
+
+def build_optimizer(config: TrainConfig, params) -> torch.optim.Optimizer:
+    if config.optimizer == "adam":
+        return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
+    if config.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    return torch.optim.SGD(params, lr=config.lr, weight_decay=config.weight_decay, momentum=config.momentum)
+
+
+@torch.no_grad()
+def evaluate(model: QuadraticNet, data: ModularAddition) -> dict[str, float]:
+    """Losses and accuracies on the full train and validation sets."""
+    W, V = model.W.weight, model.V.weight
+    outputs = {}
+    for which in ("train", "val"):
+        a, b, c = data.subset(which)
+        outputs[which] = (forward_pairs(W, V, a, b), c)
+    offset = outputs["train"][0].mean(dim=0)
+    row = {}
+    for which, (pred, c) in outputs.items():
+        target = torch.nn.functional.one_hot(c, data.p).to(pred.dtype)
+        row[f"{which}_loss"] = centred_loss(pred, target).item()
+        row[f"{which}_acc"] = accuracy(pred, c)
+        row[f"{which}_acc_offset"] = offset_corrected_accuracy(pred, c, offset)
+        row[f"{which}_loss_authors"] = authors_logged_loss(pred, target).item()
+    return row
+
+
+def should_stop(rows: list[dict], config: TrainConfig) -> bool:
+    recent = rows[-config.early_stop_patience :]
+    return (
+        config.early_stop
+        and len(recent) == config.early_stop_patience
+        and all(r["val_acc"] >= config.early_stop_threshold for r in recent)
+    )
+
+
+def run_metadata(config: TrainConfig, data: ModularAddition) -> dict:
+    return {
+        "config": dataclasses.asdict(config),
+        "dataset": {"p": data.p, "n_train": data.n_train, "n_val": len(data.val_idx)},
+        "n_params": 3 * data.p * config.hidden,
+        "versions": versions(),
+    }
+
+
+def versions() -> dict[str, str]:
+    return {
+        "grokslt": __version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+    }
+
+
+class Trainer:
+    """The state of one run: model, optimizer, batch RNG, step and log rows."""
+
+    def __init__(self, config: TrainConfig, out_dir: str | Path):
+        config.validate()
+        self.config = config
+        self.out = Path(out_dir)
+        self.data = make_dataset(config.p, config.train_frac, config.seed, config.split)
+        torch.manual_seed(config.seed)
+        self.model = QuadraticNet(config.p, config.hidden)
+        batch_rng = torch.Generator()
+        batch_rng.set_state(torch.get_rng_state())  # the authors draw batches from the global RNG
+        self.sampler = AuthorsBatchSampler(self.data.n_train, config.batch_size, batch_rng)
+        self.optimizer = build_optimizer(config, self.model.parameters())
+        self.step = 0
+        self.rows: list[dict] = []
+        self.finished = False
+        self.train_a, self.train_b, self.train_c = self.data.subset("train")
+
+    # -- persistence -------------------------------------------------------------------------------
+    def state(self) -> dict:
+        return {
+            "config": dataclasses.asdict(self.config),
+            "step": self.step,
+            "params": self.model.params(),
+            "optimizer": self.optimizer.state_dict(),
+            "batch_rng": self.sampler.generator.get_state(),
+            "rows": self.rows,
+            "finished": self.finished,
+        }
+
+    def restore(self, state: dict) -> None:
+        if state["config"] != dataclasses.asdict(self.config):
+            raise ValueError(
+                f"{self.out / RESUME_FILE}: was written with different settings "
+                f"{state['config']}; use another --out directory or the same settings"
+            )
+        self.step = state["step"]
+        self.model.load_params(state["params"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.sampler.generator.set_state(state["batch_rng"])
+        self.rows = state["rows"]
+        self.finished = state["finished"]
+
+    def save(self) -> None:
+        if self.rows and self.rows[-1]["step"] == self.step:
+            save_checkpoint(self.out / "checkpoints", self.step, self.model.params())
+        save_torch(self.out / RESUME_FILE, self.state())
+        write_csv(self.out / "train_log.csv", self.rows, LOG_COLUMNS)
+
+    # -- training ----------------------------------------------------------------------------------
+    def train_step(self) -> None:
+        batch = self.sampler()
+        W, V = self.model.W.weight, self.model.V.weight
+        _, grad_W, grad_V = centred_loss_and_grad(
+            W.detach(),
+            V.detach(),
+            self.train_a[batch],
+            self.train_b[batch],
+            self.train_c[batch],
+        )
+        W.grad, V.grad = grad_W, grad_V
+        self.optimizer.step()
+        self.step += 1
+
+    def log_evaluation(self) -> dict:
+        row = {
+            "step": self.step,
+            "samples_seen": self.step * self.config.batch_size,
+            **evaluate(self.model, self.data),
+        }
+        self.rows.append(row)
+        return row
+
+
+def train(config: TrainConfig, out_dir: str | Path, progress: bool | None = None) -> Trainer:
+    """Train (or resume) the run in `out_dir` until early stop or `max_steps`."""
+    trainer = Trainer(config, out_dir)
+    resume = trainer.out / RESUME_FILE
+    if resume.exists():
+        trainer.restore(load_torch(resume))
+        log.info("resuming %s at step %d", trainer.out, trainer.step)
+    else:
+        trainer.out.mkdir(parents=True, exist_ok=True)
+        save_params(trainer.out / "init.safetensors", trainer.model.params())
+    write_json(trainer.out / "run.json", run_metadata(config, trainer.data))
+    if trainer.finished:
+        return trainer
+    show_bar = sys.stderr.isatty() if progress is None else progress
+    bar = _progress_bar(config.max_steps, trainer.step, show_bar)
+    while trainer.step < config.max_steps:
+        trainer.train_step()
+        bar.update(1)
+        if trainer.step % config.eval_every == 0:
+            row = trainer.log_evaluation()
+            trainer.finished = should_stop(trainer.rows, config)
+            trainer.save()
+            if not show_bar:
+                log.info(_describe(row))
+            if trainer.finished:
+                log.info("early stop at step %d", trainer.step)
+                break
+    bar.close()
+    if not trainer.finished:
+        if not trainer.rows or trainer.rows[-1]["step"] != trainer.step:
+            trainer.log_evaluation()
+        trainer.finished = True
+        trainer.save()
+    return trainer
+
+
+def _describe(row: dict) -> str:
+    return (
+        f"step {row['step']}: train loss {row['train_loss']:.4g} acc {row['train_acc']:.3f} | "
+        f"val loss {row['val_loss']:.4g} acc {row['val_acc']:.3f}"
+    )
+
+
+def _progress_bar(total: int, initial: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, disable=not enabled, desc="train", unit="step")

@@ -1,0 +1,136 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from grokslt.io import list_checkpoints, load_checkpoint
+from grokslt.train import AuthorsBatchSampler, TrainConfig, train
+
+TINY = dict(p=11, hidden=32, lr=1e-2, batch_size=16, eval_every=20, max_steps=200)
+
+
+def test_batches_equal_a_fresh_dataloader_iterator_each_step():
+    n, batch = 37, 8
+    torch.manual_seed(3)
+    loader = DataLoader(TensorDataset(torch.arange(n)), batch_size=batch, shuffle=True)
+    generator = torch.Generator()
+    generator.set_state(torch.get_rng_state())
+    sampler = AuthorsBatchSampler(n, batch, generator)
+    for _ in range(5):
+        (reference,) = next(iter(loader))
+        assert torch.equal(sampler(), reference)
+
+
+def test_first_evaluation_retraces_the_authors_logged_row(tmp_path):
+    """The authors' flatness_test log, first row (step 100): before their in-loop LLC estimate first
+    draws from the global RNG, our run must coincide with theirs."""
+    config = TrainConfig(max_steps=100)
+    row = train(config, tmp_path).rows[0]
+    assert row["samples_seen"] == 12800
+    assert row["train_acc"] == pytest.approx(0.22439893143365983, abs=1e-12)
+    assert row["val_acc"] == pytest.approx(0.0071174377224199285, abs=1e-12)
+    assert row["train_loss_authors"] == pytest.approx(0.00912549954989157, rel=1e-5)
+    assert row["val_loss_authors"] == pytest.approx(0.00929759813567639, rel=1e-5)
+
+
+def test_checkpoints_and_log_rows_per_evaluation(tmp_path):
+    trainer = train(TrainConfig(**TINY, early_stop=False), tmp_path)
+    steps = [row["step"] for row in trainer.rows]
+    assert steps == list(range(20, 201, 20))
+    assert list(list_checkpoints(tmp_path / "checkpoints")) == steps
+    last = load_checkpoint(list_checkpoints(tmp_path / "checkpoints")[200])
+    assert torch.equal(last["W"], trainer.model.W.weight.detach())
+    assert (tmp_path / "init.safetensors").exists()
+
+
+def test_early_stop_after_patience_evaluations(tmp_path):
+    config = TrainConfig(**TINY | {"max_steps": 5000}, early_stop_threshold=0.01, early_stop_patience=3)
+    trainer = train(config, tmp_path)
+    assert trainer.step == 60
+    assert all(row["val_acc"] >= 0.01 for row in trainer.rows)
+
+
+def test_finished_run_is_not_trained_again(tmp_path):
+    config = TrainConfig(**TINY, early_stop=False)
+    train(config, tmp_path)
+    before = (tmp_path / "train_log.csv").read_bytes()
+    assert train(config, tmp_path).step == 200
+    assert (tmp_path / "train_log.csv").read_bytes() == before
+
+
+def test_resume_refuses_other_settings(tmp_path):
+    train(TrainConfig(**TINY, early_stop=False), tmp_path)
+    with pytest.raises(ValueError, match="different settings"):
+        train(TrainConfig(**TINY | {"lr": 0.5}, early_stop=False), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ({"hidden": 0}, "hidden = 0: expected a positive integer"),
+        ({"lr": 0.0}, "lr = 0.0: expected a positive number"),
+        ({"weight_decay": -1.0}, "weight_decay = -1.0"),
+        ({"optimizer": "rmsprop"}, "optimizer = 'rmsprop'"),
+        ({"momentum": 0.9}, "only the sgd optimizer"),
+        ({"early_stop_threshold": 1.5}, "early_stop_threshold = 1.5"),
+        ({"p": 9}, "p = 9: expected a prime"),
+    ],
+)
+def test_bad_settings_fail_before_work(tmp_path, override, message):
+    with pytest.raises(ValueError, match=message):
+        train(TrainConfig(**TINY | override), tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+CLI_ARGS = [
+    "--p",
+    "11",
+    "--hidden",
+    "48",
+    "--lr",
+    "1e-2",
+    "--batch-size",
+    "16",
+    "--eval-every",
+    "25",
+    "--max-steps",
+    "2500",
+    "--no-early-stop",
+]
+
+
+def run_cli(out, *extra, **kwargs):
+    cmd = [sys.executable, "-m", "grokslt", "train", *CLI_ARGS, *extra, "--out", str(out)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+def test_cli_rejects_bad_input_with_a_named_value(tmp_path):
+    proc = run_cli(tmp_path / "r", "--p", "12")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert b"p = 12: expected a prime integer >= 3" in err
+
+
+@pytest.mark.slow
+def test_sigkill_and_restart_gives_a_byte_identical_log(tmp_path):
+    reference = run_cli(tmp_path / "reference")
+    assert reference.wait(timeout=300) == 0
+    killed = tmp_path / "killed"
+    for delay in (0.0, 0.37):
+        proc = run_cli(killed)
+        deadline = time.time() + 120
+        while not (killed / "resume.pt").exists() and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    expected = (tmp_path / "reference" / "train_log.csv").read_bytes()
+    assert len((killed / "train_log.csv").read_bytes()) < len(expected), "killed after the end"
+    assert run_cli(killed).wait(timeout=300) == 0
+    assert (killed / "train_log.csv").read_bytes() == expected
+    assert expected.count(b"\n") == 2500 // 25 + 1
