@@ -31,8 +31,8 @@ def test_gather_forward_equals_dense_forward(net_and_data):
 def test_functional_forward_broadcasts_over_chains(net_and_data):
     net, data = net_and_data
     a, b, _ = data.subset("val")
-    W = torch.stack([net.W.weight, 2 * net.W.weight])
-    V = torch.stack([net.V.weight, -net.V.weight])
+    W = torch.stack([net.W, 2 * net.W])
+    V = torch.stack([net.V, -net.V])
     out = forward_pairs(W, V, a.expand(2, -1), b.expand(2, -1))
     assert torch.allclose(out[0], net(a, b), atol=1e-7)
     assert torch.allclose(out[1], -4 * net(a, b), atol=1e-6)
@@ -41,7 +41,7 @@ def test_functional_forward_broadcasts_over_chains(net_and_data):
 
 def test_atoms_sum_to_the_quadratic_forms(net_and_data):
     net, data = net_and_data
-    W, V = net.W.weight.detach().double(), net.V.weight.detach().double()
+    W, V = net.W.detach().double(), net.V.detach().double()
     Q = atoms(W, V).sum(dim=0)  # [p, 2p, 2p]
     x = one_hot_inputs(*data.subset("train")[:2], 7).double()
     via_Q = torch.einsum("ni,kij,nj->nk", x, Q, x)
@@ -76,8 +76,8 @@ def test_authors_logged_loss_of_a_zero_network():
 def test_hand_gradient_equals_autograd(net_and_data):
     net, data = net_and_data
     a, b, c = data.subset("train")
-    W = net.W.weight.detach().double().expand(3, -1, -1).clone()
-    V = net.V.weight.detach().double().expand(3, -1, -1).clone()
+    W = net.W.detach().double().expand(3, -1, -1).clone()
+    V = net.V.detach().double().expand(3, -1, -1).clone()
     W += 0.1 * torch.randn_like(W)
     idx = torch.stack([torch.randperm(len(a))[:8] for _ in range(3)])
     loss, grad_W, grad_V = centred_loss_and_grad(W, V, a[idx], b[idx], c[idx])
@@ -97,5 +97,5 @@ def test_initialisation_follows_nn_linear_order():
     second = torch.nn.Linear(4, 3, bias=False)
     torch.manual_seed(5)
     net = QuadraticNet(3, 4)
-    assert torch.equal(net.W.weight, first.weight)
-    assert torch.equal(net.V.weight, second.weight)
+    assert torch.equal(net.W, first.weight.t())
+    assert torch.equal(net.V, second.weight)

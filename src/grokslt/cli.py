@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-import torch
+from grokslt import runtime
 
 COMMANDS = {}
 
@@ -89,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    torch.set_num_threads(args.threads)
     try:
+        runtime.configure(args.threads)
         COMMANDS[args.command][0](args)
     except ValueError as error:
         print(f"grokslt {args.command}: error: {error}", file=sys.stderr)

@@ -1,9 +1,10 @@
 """The two-layer quadratic network Yhat = V sigma(W^T x), sigma(z) = z^2, no biases (section 3.2).
 
-Parameters are stored as PyTorch `nn.Linear` weights: W has shape [K, 2p] (the paper's W^T) and V has
-shape [p, K]. Because x = [e_a; e_b] is two one-hots, W^T x = W[:, a] + W[:, p + b]: the first layer
-is a gather of two columns, not a matmul. The functional forms accept leading batch dimensions on
-the parameters ([C, K, 2p], [C, p, K]) so that chains or checkpoints run as one computation.
+Parameters follow the paper: W has shape [d, K] = [2p, K] and V has shape [p, K]. Because
+x = [e_a; e_b] is two one-hots, W^T x = W[a] + W[p + b]: the first layer is a gather of two rows of
+W, not a matmul, and its gradient is a scatter-add onto those rows. The functional forms accept
+leading batch dimensions on the parameters ([C, 2p, K], [C, p, K]) so that chains or checkpoints
+run as one computation.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from grokslt.loss import centred_residual
 
 
 class QuadraticNet(nn.Module):
-    """`nn.Linear(2p, K)` then `nn.Linear(K, p)`, both bias-free, PyTorch's default initialisation.
+    """The network with parameters W [2p, K] and V [p, K].
 
-    Created in that order, right after `torch.manual_seed(seed)`, it draws the same initial weights as
-    the authors' model.
+    Initialised as the authors' model: `nn.Linear(2p, K)` then `nn.Linear(K, p)`, both bias-free with
+    PyTorch's default initialisation, created in that order right after `torch.manual_seed(seed)`;
+    W is the transpose of the first layer's weight and V the second layer's weight.
     """
 
     def __init__(self, p: int, hidden: int):
@@ -27,32 +29,53 @@ class QuadraticNet(nn.Module):
             raise ValueError(f"p = {p}, hidden = {hidden}: expected positive sizes")
         self.p = p
         self.hidden = hidden
-        self.W = nn.Linear(2 * p, hidden, bias=False)
-        self.V = nn.Linear(hidden, p, bias=False)
+        first = nn.Linear(2 * p, hidden, bias=False)
+        second = nn.Linear(hidden, p, bias=False)
+        self.W = nn.Parameter(first.weight.detach().t().contiguous())
+        self.V = nn.Parameter(second.weight.detach().clone())
 
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return forward_pairs(self.W.weight, self.V.weight, a, b)
+        return forward_pairs(self.W, self.V, a, b)
 
     def forward_dense(self, x: torch.Tensor) -> torch.Tensor:
-        return forward_dense(self.W.weight, self.V.weight, x)
+        return forward_dense(self.W, self.V, x)
 
     def params(self) -> dict[str, torch.Tensor]:
-        return {"W": self.W.weight.detach(), "V": self.V.weight.detach()}
+        return {"W": self.W.detach(), "V": self.V.detach()}
 
     def load_params(self, params: dict[str, torch.Tensor]) -> QuadraticNet:
         with torch.no_grad():
-            self.W.weight.copy_(params["W"])
-            self.V.weight.copy_(params["V"])
+            self.W.copy_(params["W"])
+            self.V.copy_(params["V"])
         return self
+
+    @classmethod
+    def from_params(cls, params: dict[str, torch.Tensor]) -> QuadraticNet:
+        two_p, hidden = params["W"].shape
+        return cls(two_p // 2, hidden).load_params(params)
+
+
+def _flat_row_index(rows: torch.Tensor, batch_shape: torch.Size, per_batch: int) -> torch.Tensor:
+    """Indices of `rows` [..., n] into the batch-flattened table [prod(batch_shape) * per_batch, K]."""
+    rows = rows.expand(batch_shape + rows.shape[-1:])
+    offsets = torch.arange(batch_shape.numel(), device=rows.device).reshape(batch_shape + (1,))
+    return (rows + offsets * per_batch).reshape(-1)
+
+
+def _pair_row_index(W: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Flat row indices of W for a and for p + b, over W's batch dimensions."""
+    two_p = W.shape[-2]
+    batch = W.shape[:-2]
+    return _flat_row_index(a, batch, two_p), _flat_row_index(b + two_p // 2, batch, two_p)
 
 
 def hidden_pre_activation(W: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """W^T x for x = [e_a; e_b]: rows W[:, a] + W[:, p + b], shape [..., n, K]."""
-    p = W.shape[-1] // 2
-    rows = W.transpose(-1, -2)  # [..., 2p, K]
-    first = torch.take_along_dim(rows, a.unsqueeze(-1), dim=-2)
-    second = torch.take_along_dim(rows, (b + p).unsqueeze(-1), dim=-2)
-    return first + second
+    """W^T x for x = [e_a; e_b]: W[a] + W[p + b], shape [..., n, K]."""
+    hidden = W.shape[-1]
+    table = W.reshape(-1, hidden)
+    first, second = _pair_row_index(W, a, b)
+    h = table.index_select(0, first).add_(table.index_select(0, second))
+    return h.reshape(W.shape[:-2] + a.shape[-1:] + (hidden,))
 
 
 def forward_pairs(W: torch.Tensor, V: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -62,17 +85,18 @@ def forward_pairs(W: torch.Tensor, V: torch.Tensor, a: torch.Tensor, b: torch.Te
 
 def forward_dense(W: torch.Tensor, V: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Network outputs [..., n, p] from dense inputs x [n, 2p], exactly as written in the paper."""
-    return (x @ W.transpose(-1, -2)).square() @ V.transpose(-1, -2)
+    return (x @ W).square() @ V.transpose(-1, -2)
 
 
 def atom_norms(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
-    """||v_j|| ||w_j||^2 = ||v_j (w_j w_j^T)||_F for each neuron j: the size of its atom in Phi_p."""
-    return V.norm(dim=-2) * W.pow(2).sum(dim=-1)
+    """||v_j|| ||w_j||^2 = ||v_j (x) w_j w_j^T||_F for each neuron j: its atom's size in Phi_p."""
+    return V.norm(dim=-2) * W.pow(2).sum(dim=-2)
 
 
 def atoms(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     """The atoms v_j (x) w_j w_j^T, shape [K, p, 2p, 2p]; their sum over j is (Q_1, ..., Q_p)."""
-    outer = W.unsqueeze(-1) * W.unsqueeze(-2)  # [K, 2p, 2p]
+    columns = W.transpose(0, 1)  # [K, 2p]
+    outer = columns.unsqueeze(-1) * columns.unsqueeze(-2)
     return V.transpose(0, 1)[:, :, None, None] * outer[:, None]
 
 
@@ -82,22 +106,21 @@ def centred_loss_and_grad(
     """The centred loss of the gather-form network and its gradient, derived by hand.
 
     With h = W^T x, z = h^2, E = P_perp (Y - z V^T): dL/dYhat = -E / n, so
-    dL/dV = (dL/dYhat)^T z, dL/dh = 2 h (dL/dYhat V), and dL/dW scatters dL/dh back onto the two
-    columns a and p + b of each sample. Leading batch dimensions on W, V, a, b, c are allowed.
+    dL/dV = (dL/dYhat)^T z, dL/dh = 2 h (dL/dYhat V), and dL/dW scatter-adds dL/dh onto the two
+    rows a and p + b of each sample. Leading batch dimensions on W, V, a, b, c are allowed.
     Returns (loss [...], grad_W, grad_V); about 40% of the FLOPs of autograd on the dense form.
     """
     n = a.shape[-1]
-    p = V.shape[-2]
+    hidden = W.shape[-1]
     h = hidden_pre_activation(W, a, b)
     z = h.square()
     pred = z @ V.transpose(-1, -2)
-    target = torch.zeros_like(pred).scatter_(-1, c.unsqueeze(-1), 1.0)
+    target = torch.zeros_like(pred).scatter_(-1, c.expand(pred.shape[:-1]).unsqueeze(-1), 1.0)
     residual = centred_residual(pred, target)
     loss = 0.5 * residual.pow(2).sum(dim=(-2, -1)) / n
-    d_pred = residual.mul_(-1.0 / n)
-    grad_V = d_pred.transpose(-1, -2) @ z
-    d_h = (d_pred @ V).mul_(2.0 * h)
-    grad_rows = torch.zeros(W.shape[:-2] + (2 * p, W.shape[-2]), dtype=W.dtype, device=W.device)
-    index = torch.cat([a, b + p], dim=-1).unsqueeze(-1).expand(*a.shape[:-1], 2 * n, h.shape[-1])
-    grad_rows.scatter_add_(-2, index, torch.cat([d_h, d_h], dim=-2))
-    return loss, grad_rows.transpose(-1, -2), grad_V
+    grad_V = (residual.transpose(-1, -2) @ z).mul_(-1.0 / n)
+    residual_h = (residual @ V).mul_(h).reshape(-1, hidden)  # dL/dh = -(2/n) residual_h
+    grad_W = torch.zeros_like(W).reshape(-1, hidden)
+    for rows in _pair_row_index(W, a, b):
+        grad_W.index_add_(0, rows, residual_h, alpha=-2.0 / n)
+    return loss, grad_W.reshape(W.shape), grad_V

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Create .venv and install grokslt with its workflow and test tools.
+# torch is installed first and pinned: letting pip choose would pull a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+python -m pip install -q "torch==2.13.0"
+python -m pip install -q -e ".[workflow,test]"
+python - <<'PY'
+import torch
+assert torch.__version__.startswith("2.13.0"), f"torch {torch.__version__} replaced the pinned 2.13.0"
+PY
