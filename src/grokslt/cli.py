@@ -41,9 +41,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_threads_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--threads", type=int, default=1, help="torch threads (one per process is fastest here)"
-    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (one per process is fastest here)")
 
 
 @command("train", "train one network, writing checkpoints and train_log.csv")
@@ -71,9 +69,59 @@ def run_train(args: argparse.Namespace) -> None:
     trainer = train(config, args.out)
     last = trainer.rows[-1]
     print(
-        f"{args.out}: stopped at step {trainer.step}, "
-        f"train acc {last['train_acc']:.4f}, val acc {last['val_acc']:.4f}"
+        f"{args.out}: stopped at step {trainer.step}, train acc {last['train_acc']:.4f}, val acc {last['val_acc']:.4f}"
     )
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run", required=True, help="run directory written by `grokslt train`")
+    parser.add_argument("--steps", help="comma-separated checkpoint steps (default: all)")
+    parser.add_argument("--chunk", help="i/n: the i-th of n contiguous blocks of checkpoints (0-based)")
+    parser.add_argument("--out", required=True, help="output CSV, one row per checkpoint")
+
+
+@command("llc", "estimate the LLC at checkpoints of a run")
+def run_llc(args: argparse.Namespace) -> None:
+    from grokslt.checkpoint_llc import write_llc_table
+
+    write_llc_table(
+        run_dir=args.run,
+        out=args.out,
+        preset=args.preset,
+        overrides={
+            "step_size": args.step_size,
+            "nbeta": args.nbeta,
+            "localization": args.localization,
+            "num_chains": args.num_chains,
+            "num_burnin": args.num_burnin,
+            "num_draws": args.num_draws,
+            "init_loss": args.init_loss,
+        },
+        backend=args.backend,
+        steps=args.steps,
+        chunk=args.chunk,
+        seed=args.seed,
+        device=args.device,
+        stack=args.stack,
+        traces=args.traces,
+    )
+
+
+def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", default="paper_code", help="paper_code | paper_text")
+    parser.add_argument("--backend", default="native", help="native | devinterp")
+    parser.add_argument("--seed", type=int, default=0, help="chains at step s are seeded by (seed, s)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--stack", type=int, default=1, help="checkpoints per batched computation (GPU)")
+    parser.add_argument("--traces", help="also save the loss traces [checkpoints, chains, draws] (.npz)")
+    group = parser.add_argument_group("overrides of the preset")
+    group.add_argument("--step-size", type=float)
+    group.add_argument("--nbeta", type=float)
+    group.add_argument("--localization", type=float)
+    group.add_argument("--num-chains", type=int)
+    group.add_argument("--num-burnin", type=int)
+    group.add_argument("--num-draws", type=int)
+    group.add_argument("--init-loss", help="batches | full")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_train_arguments(train)
     add_threads_argument(train)
     train.add_argument("--out", required=True, help="run directory")
+    llc = sub.add_parser("llc", help=COMMANDS["llc"][1])
+    add_selection_arguments(llc)
+    add_llc_arguments(llc)
+    add_threads_argument(llc)
     return parser
 
 

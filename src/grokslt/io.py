@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
@@ -87,6 +88,11 @@ def list_checkpoints(directory: str | os.PathLike) -> dict[int, Path]:
         if match:
             found[int(match.group(1))] = path
     return dict(sorted(found.items()))
+
+
+def save_npz(path: str | os.PathLike, **arrays) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        np.savez_compressed(handle, **arrays)
 
 
 def save_torch(path: str | os.PathLike, obj) -> None:

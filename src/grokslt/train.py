@@ -85,9 +85,7 @@ class TrainConfig:
         if self.split not in SPLIT_MODES:
             raise ValueError(f"split = {self.split!r}: expected one of {SPLIT_MODES}")
         if not 0 < self.early_stop_threshold <= 1:
-            raise ValueError(
-                f"early_stop_threshold = {self.early_stop_threshold!r}: expected a number in (0, 1]"
-            )
+            raise ValueError(f"early_stop_threshold = {self.early_stop_threshold!r}: expected a number in (0, 1]")
         if self.momentum and self.optimizer != "sgd":
             raise ValueError(f"momentum = {self.momentum!r}: only the sgd optimizer takes momentum")
 

@@ -1,0 +1,75 @@
+"""The LLC of the quadratic network through devinterp 1.3.2, as the authors computed it.
+
+`estimate_learning_coeff_with_summary` with devinterp's SGLD, a shuffled DataLoader over a
+TensorDataset of the training set (batch size B), the centred loss as `evaluate`, and nbeta
+defaulting to B / ln B. With `init_loss="batches"` devinterp measures L_init itself.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from grokslt.data import ModularAddition
+from grokslt.llc import LLCResult, SamplerSettings, chain_statistics
+from grokslt.loss import centred_loss
+from grokslt.model import QuadraticNet
+
+
+def devinterp_estimate(
+    data: ModularAddition,
+    params: dict[str, torch.Tensor],
+    settings: SamplerSettings,
+    batch_size: int,
+    seed: int,
+    device: str | torch.device = "cpu",
+) -> LLCResult:
+    from devinterp.optim.sgld import SGLD
+    from devinterp.slt.sampler import estimate_learning_coeff_with_summary
+
+    model = QuadraticNet.from_params(params).to(device)
+    a, b, c = data.subset("train")
+    loader = DataLoader(TensorDataset(a, b, c), batch_size=batch_size, shuffle=True)
+    p = data.p
+
+    def evaluate(net, batch):
+        x_a, x_b, target = batch
+        out = net(x_a, x_b)
+        return centred_loss(out, torch.nn.functional.one_hot(target, p).to(out.dtype)), {"output": out}
+
+    nbeta = settings.resolved_nbeta(batch_size)
+    init_loss = None
+    if settings.init_loss == "full":
+        with torch.no_grad():
+            init_loss = evaluate(model, (a.to(device), b.to(device), c.to(device)))[0].item()
+    torch.manual_seed(seed)  # devinterp's loader shuffles and its L_init batches use the global RNG
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = estimate_learning_coeff_with_summary(
+            model,
+            loader=loader,
+            evaluate=evaluate,
+            sampling_method=SGLD,
+            optimizer_kwargs=dict(
+                lr=settings.step_size,
+                localization=settings.localization,
+                nbeta=nbeta,
+                weight_decay=settings.weight_decay,
+            ),
+            num_chains=settings.num_chains,
+            num_draws=settings.num_draws,
+            num_burnin_steps=settings.num_burnin,
+            num_steps_bw_draws=1,
+            init_loss=init_loss,
+            seed=seed % 2**32,
+            device=device,
+            online=False,
+            verbose=False,
+        )
+    trace = np.asarray(result["loss/trace"], dtype=np.float64)
+    llc_per_chain = np.array([result[f"llc-chain/{i}"] for i in range(settings.num_chains)])
+    init = float(np.mean(trace.mean(axis=1) - llc_per_chain / nbeta))  # recover devinterp's L_init
+    return chain_statistics(trace, init, nbeta)

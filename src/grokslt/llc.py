@@ -1,0 +1,308 @@
+"""The local learning coefficient by SGLD (appendix B), batched over chains.
+
+The target is exp(-n beta L_n(w) - gamma/2 ||w - w*||^2), sampled by the SGLD update of devinterp
+(both 1.x and 2.x):
+
+    w <- w - (eps/2) (nbeta grad L_B(w) + gamma (w - w*) + lambda_wd w) + sqrt(eps) N(0, I),
+
+with L_B the minibatch loss. A draw records L_B at w_t before its update; after `num_burnin` steps,
+`num_draws` draws give the chain's estimate nbeta (mean L_B - L_init), and the LLC is the mean over
+chains. `estimate_llc` works for any model: it only needs a batched loss (and optionally gradient).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+Params = dict[str, torch.Tensor]
+# loss_fn(params with a leading chain dimension, sample indices [C, B]) -> loss [C],
+# or (loss [C], gradients with the shapes of params)
+LossFn = Callable[[Params, torch.Tensor], "torch.Tensor | tuple[torch.Tensor, Params]"]
+
+INIT_LOSS_MODES = ("batches", "full")
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """SGLD settings. `nbeta=None` means devinterp's default B / ln B for batch size B.
+
+    `init_loss`: how L_init = L(w*) is measured. "batches" is devinterp 1.3.2's default (the mean loss
+    of `num_chains` distinct minibatches); "full" is L_n on the whole training set.
+    """
+
+    step_size: float
+    localization: float
+    num_chains: int
+    num_burnin: int
+    num_draws: int
+    nbeta: float | None = None
+    weight_decay: float = 0.0
+    init_loss: str = "batches"
+
+    def validate(self) -> None:
+        for key in ("step_size",):
+            if not getattr(self, key) > 0:
+                raise ValueError(f"{key} = {getattr(self, key)!r}: expected a positive number")
+        for key in ("localization", "weight_decay"):
+            if not getattr(self, key) >= 0:
+                raise ValueError(f"{key} = {getattr(self, key)!r}: expected a non-negative number")
+        for key in ("num_chains", "num_draws"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{key} = {value!r}: expected a positive integer")
+        if isinstance(self.num_burnin, bool) or not isinstance(self.num_burnin, int) or self.num_burnin < 0:
+            raise ValueError(f"num_burnin = {self.num_burnin!r}: expected a non-negative integer")
+        if self.nbeta is not None and not self.nbeta > 0:
+            raise ValueError(f"nbeta = {self.nbeta!r}: expected a positive number or None (B / ln B)")
+        if self.init_loss not in INIT_LOSS_MODES:
+            raise ValueError(f"init_loss = {self.init_loss!r}: expected one of {INIT_LOSS_MODES}")
+
+    def resolved_nbeta(self, batch_size: int) -> float:
+        if self.nbeta is not None:
+            return float(self.nbeta)
+        if batch_size < 2:
+            raise ValueError(f"batch_size = {batch_size}: the default nbeta B / ln B needs B >= 2")
+        return batch_size / math.log(batch_size)
+
+    def replace(self, **changes) -> SamplerSettings:
+        return dataclasses.replace(self, **changes)
+
+
+PRESETS: dict[str, SamplerSettings] = {
+    # What produced the authors' logs (their training.py): devinterp's default nbeta = B / ln B.
+    "paper_code": SamplerSettings(step_size=5e-4, localization=5.0, num_chains=3, num_burnin=100, num_draws=500),
+    # Appendix H.1 of the paper.
+    "paper_text": SamplerSettings(
+        step_size=1e-4, localization=5.0, num_chains=3, num_burnin=100, num_draws=600, nbeta=30.0
+    ),
+}
+
+
+def sampler_settings(preset: str | SamplerSettings, **overrides) -> SamplerSettings:
+    if isinstance(preset, SamplerSettings):
+        settings = preset
+    elif preset in PRESETS:
+        settings = PRESETS[preset]
+    else:
+        raise ValueError(f"preset = {preset!r}: expected one of {sorted(PRESETS)}")
+    settings = settings.replace(**{k: v for k, v in overrides.items() if v is not None})
+    settings.validate()
+    return settings
+
+
+@dataclass
+class LLCResult:
+    llc_mean: float
+    llc_std: float
+    llc_per_chain: np.ndarray  # [C], NaN for diverged chains
+    init_loss: float
+    loss_trace: np.ndarray  # [C, draws]
+    nbeta: float
+    diverged: np.ndarray  # [C] bool
+    loss_slope: np.ndarray  # [C], least-squares slope of the loss per draw over the second half
+
+    @property
+    def llc_drift(self) -> float:
+        """How far the estimate would move over the second half of the draws at the fitted slope,
+        in LLC units (nbeta x slope x draws / 2); near 0 for stationary chains."""
+        draws = self.loss_trace.shape[1]
+        return float(self.nbeta * np.nanmean(self.loss_slope[~self.diverged]) * draws / 2)
+
+    def summary(self) -> dict:
+        chains = {f"llc_chain_{i}": float(v) for i, v in enumerate(self.llc_per_chain)}
+        return {
+            "llc_mean": self.llc_mean,
+            "llc_std": self.llc_std,
+            **chains,
+            "init_loss": self.init_loss,
+            "nbeta": self.nbeta,
+            "n_diverged": int(self.diverged.sum()),
+            "loss_slope": float(np.nanmean(self.loss_slope)),
+            "llc_drift": self.llc_drift,
+        }
+
+
+def chain_statistics(trace: np.ndarray, init_loss: float, nbeta: float, max_loss: float = 1e8) -> LLCResult:
+    """Per-chain estimates and diagnostics from a loss trace [C, draws]; diverged chains excluded."""
+    trace = np.asarray(trace, dtype=np.float64)
+    diverged = ~np.isfinite(trace).all(axis=1) | (np.abs(trace) > max_loss).any(axis=1)
+    if diverged.all():
+        raise RuntimeError(
+            f"all {len(trace)} SGLD chains diverged (non-finite loss or |loss| > {max_loss:g}): "
+            "lower the step size or raise the localization"
+        )
+    if diverged.any():
+        warnings.warn(
+            f"{int(diverged.sum())} of {len(trace)} SGLD chains diverged and are excluded from the estimate",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    per_chain = nbeta * (trace.mean(axis=1) - init_loss)
+    per_chain[diverged] = np.nan
+    kept = per_chain[~diverged]
+    return LLCResult(
+        llc_mean=float(kept.mean()),
+        llc_std=float(kept.std(ddof=1)) if len(kept) > 1 else float("nan"),
+        llc_per_chain=per_chain,
+        init_loss=float(init_loss),
+        loss_trace=trace.astype(np.float32),
+        nbeta=float(nbeta),
+        diverged=diverged,
+        loss_slope=_second_half_slopes(trace),
+    )
+
+
+def _second_half_slopes(trace: np.ndarray) -> np.ndarray:
+    half = trace[:, trace.shape[1] // 2 :]
+    if half.shape[1] < 2:
+        return np.full(len(trace), np.nan)
+    x = np.arange(half.shape[1], dtype=np.float64)
+    x -= x.mean()
+    with np.errstate(invalid="ignore"):
+        return (half - half.mean(axis=1, keepdims=True)) @ x / (x @ x)
+
+
+def _loss_and_grad(loss_fn: LossFn, params: Params, idx: torch.Tensor) -> tuple[torch.Tensor, Params]:
+    out = loss_fn(params, idx)
+    if isinstance(out, tuple):
+        return out
+    with torch.enable_grad():
+        leaves = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+        loss = loss_fn(leaves, idx)
+        grads = torch.autograd.grad(loss.sum(), list(leaves.values()))
+    return loss.detach(), dict(zip(leaves, grads, strict=True))
+
+
+class EpochBatches:
+    """Minibatches as devinterp's `cycle(DataLoader(shuffle=True))` yields them, for each chain.
+
+    Every chain walks through its own random permutation of the n samples in batches of B, the last
+    batch of an epoch holding the n mod B left over, then starts a new permutation. All chains are at
+    the same position of their epochs, so each step's indices form one [chains, B_t] tensor.
+    """
+
+    def __init__(self, n: int, batch_size: int, chains: int, generator: torch.Generator):
+        self.n, self.batch_size, self.chains, self.generator = n, min(batch_size, n), chains, generator
+        self.position = n  # start with a fresh permutation
+
+    def __call__(self) -> torch.Tensor:
+        if self.position >= self.n:
+            noise = torch.rand(self.chains, self.n, generator=self.generator, device=self.generator.device)
+            self.permutations = noise.argsort(dim=1)
+            self.position = 0
+        batch = self.permutations[:, self.position : self.position + self.batch_size]
+        self.position += self.batch_size
+        return batch
+
+
+def initial_losses(
+    loss_fn: LossFn, centers: Params, n: int, settings: SamplerSettings, batch_size: int, generator
+) -> torch.Tensor:
+    """L_init per row of `centers`: the mean loss of the first `num_chains` minibatches of one shuffled
+    epoch, the last possibly short (devinterp 1.3.2's `get_init_loss_multi_batch`), or L_n."""
+    rows = next(iter(centers.values())).shape[0]
+    if settings.init_loss == "full":
+        idx = torch.arange(n, device=generator.device).expand(rows, n)
+        return _value(loss_fn(centers, idx))
+    permutation = torch.randperm(n, generator=generator, device=generator.device)
+    count = min(settings.num_chains, math.ceil(n / batch_size))
+    batches = [permutation[i * batch_size : (i + 1) * batch_size] for i in range(count)]
+    losses = [_value(loss_fn(centers, batch.expand(rows, -1))) for batch in batches]
+    return torch.stack(losses).mean(dim=0)
+
+
+def _value(out) -> torch.Tensor:
+    return out[0] if isinstance(out, tuple) else out
+
+
+def run_sgld(
+    loss_fn: LossFn,
+    centers: Params,
+    n: int,
+    settings: SamplerSettings,
+    batch_size: int,
+    generators: Sequence[torch.Generator],
+) -> torch.Tensor:
+    """SGLD chains around `centers` (each tensor [R, ...], one row per chain); returns the loss trace
+    [R, num_draws]. Rows are split evenly between `generators`, each drawing its rows' batches and
+    noise, so a group's chains do not depend on which other groups share the computation."""
+    rows = next(iter(centers.values())).shape[0]
+    per_group = rows // len(generators)
+    nbeta = settings.resolved_nbeta(batch_size)
+    eps, gamma, decay = settings.step_size, settings.localization, settings.weight_decay
+    params = {k: v.clone() for k, v in centers.items()}
+    trace = torch.empty(rows, settings.num_draws, device=next(iter(centers.values())).device)
+    shrink = 1.0 - 0.5 * eps * (gamma + decay)
+    batches = [EpochBatches(n, batch_size, per_group, g) for g in generators]
+    for t in range(settings.num_burnin + settings.num_draws):
+        idx = torch.cat([next_batch() for next_batch in batches])
+        loss, grads = _loss_and_grad(loss_fn, params, idx)
+        if t >= settings.num_burnin:
+            trace[:, t - settings.num_burnin] = loss
+        for name, w in params.items():
+            noise = torch.cat(
+                [torch.randn((per_group,) + w.shape[1:], generator=g, device=w.device) for g in generators]
+            )
+            # w - (eps/2)(nbeta grad + gamma (w - w*) + decay w) + sqrt(eps) noise, without temporaries
+            w.mul_(shrink).add_(centers[name], alpha=0.5 * eps * gamma)
+            w.add_(grads[name], alpha=-0.5 * eps * nbeta).add_(noise, alpha=math.sqrt(eps))
+    return trace
+
+
+def estimate_llc(
+    loss_fn: LossFn,
+    params: Mapping[str, torch.Tensor],
+    n: int,
+    sampler: str | SamplerSettings,
+    batch_size: int,
+    seed: int,
+    init_loss: float | None = None,
+    device: str | torch.device = "cpu",
+) -> LLCResult:
+    """The LLC at w* = `params` (tensors without a chain dimension) for a model of n samples."""
+    settings = sampler_settings(sampler)
+    generator = torch.Generator(device=device).manual_seed(seed)
+    centers = {k: v.detach().to(device).expand((settings.num_chains,) + v.shape).clone() for k, v in params.items()}
+    if init_loss is None:
+        init_loss = initial_losses(loss_fn, centers, n, settings, batch_size, generator)[0].item()
+    trace = run_sgld(loss_fn, centers, n, settings, batch_size, [generator])
+    return chain_statistics(trace.cpu().numpy(), init_loss, settings.resolved_nbeta(batch_size))
+
+
+@dataclass
+class BiasReducedLLC:
+    intercept: float
+    intercept_stderr: float
+    slope: float
+    nbetas: list[float]
+    estimates: list[float]
+
+
+def bias_reduced_llc(nbetas: Sequence[float], estimates: Sequence[float]) -> BiasReducedLLC:
+    """Regress the estimates on 1/log(nbeta) (eq. 7: nbeta(E L - L*) ~ lambda - (m-1)/log(nbeta));
+    the intercept is the bias-reduced LLC, with its ordinary-least-squares standard error."""
+    nbetas, estimates = np.asarray(nbetas, float), np.asarray(estimates, float)
+    if len(nbetas) < 3 or len(nbetas) != len(estimates):
+        raise ValueError(f"nbetas: expected at least 3 values matching the estimates, got {len(nbetas)}")
+    if (nbetas <= 1).any():
+        raise ValueError(f"nbetas = {nbetas.tolist()}: expected values > 1 (log(nbeta) > 0)")
+    x = 1.0 / np.log(nbetas)
+    design = np.column_stack([np.ones_like(x), x])
+    coef, residuals, *_ = np.linalg.lstsq(design, estimates, rcond=None)
+    dof = len(x) - 2
+    sigma2 = float(((estimates - design @ coef) ** 2).sum() / dof) if dof > 0 else float("nan")
+    covariance = sigma2 * np.linalg.inv(design.T @ design)
+    return BiasReducedLLC(
+        intercept=float(coef[0]),
+        intercept_stderr=float(np.sqrt(covariance[0, 0])),
+        slope=float(coef[1]),
+        nbetas=nbetas.tolist(),
+        estimates=estimates.tolist(),
+    )

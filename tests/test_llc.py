@@ -1,0 +1,205 @@
+import numpy as np
+import pytest
+import torch
+from known_coefficients import normal_crossing_posterior_mean, reduced_rank_regression_llc
+
+from grokslt.llc import (
+    PRESETS,
+    EpochBatches,
+    SamplerSettings,
+    bias_reduced_llc,
+    chain_statistics,
+    estimate_llc,
+    sampler_settings,
+)
+
+
+@pytest.fixture
+def float64():
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
+
+
+def test_presets_hold_the_papers_settings():
+    code, text = PRESETS["paper_code"], PRESETS["paper_text"]
+    assert (code.step_size, code.localization, code.num_chains, code.num_burnin, code.num_draws) == (
+        5e-4,
+        5.0,
+        3,
+        100,
+        500,
+    )
+    assert code.resolved_nbeta(128) == pytest.approx(26.38, abs=0.01)
+    assert (text.step_size, text.nbeta, text.localization, text.num_draws) == (1e-4, 30.0, 5.0, 600)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ({"step_size": 0.0}, "step_size = 0.0: expected a positive number"),
+        ({"num_chains": 0}, "num_chains = 0"),
+        ({"num_burnin": -1}, "num_burnin = -1"),
+        ({"nbeta": -2.0}, "nbeta = -2.0"),
+        ({"localization": -1.0}, "localization = -1.0"),
+        ({"init_loss": "first"}, "init_loss = 'first'"),
+    ],
+)
+def test_bad_sampler_settings_are_named(override, message):
+    with pytest.raises(ValueError, match=message):
+        sampler_settings("paper_code", **override)
+    with pytest.raises(ValueError, match="preset = 'fast'"):
+        sampler_settings("fast")
+
+
+def test_epoch_batches_visit_every_sample_once_per_epoch():
+    batches = EpochBatches(10, 4, chains=3, generator=torch.Generator().manual_seed(0))
+    sizes = []
+    epoch = []
+    for _ in range(3):
+        batch = batches()
+        sizes.append(batch.shape)
+        epoch.append(batch)
+    assert sizes == [(3, 4), (3, 4), (3, 2)]
+    for chain in torch.cat(epoch, dim=1):
+        assert sorted(chain.tolist()) == list(range(10))
+
+
+def test_regular_model_has_half_its_dimension(float64):
+    """Linear regression with unit noise in d = 6 dimensions: lambda = d / 2."""
+    gen = torch.Generator().manual_seed(0)
+    n, d = 5000, 6
+    X = torch.randn(n, d, generator=gen)
+    y = X @ torch.randn(d, generator=gen) + torch.randn(n, generator=gen)
+    w_star = torch.linalg.lstsq(X, y[:, None]).solution[:, 0]
+
+    def loss_fn(params, idx):
+        return 0.5 * (y[idx] - torch.einsum("cbd,cd->cb", X[idx], params["w"])).pow(2).mean(dim=1)
+
+    settings = SamplerSettings(
+        step_size=1e-4,
+        localization=0.0,
+        num_chains=8,
+        num_burnin=400,
+        num_draws=2000,
+        nbeta=n / np.log(n),
+        init_loss="full",
+    )
+    result = estimate_llc(loss_fn, {"w": w_star}, n, settings, batch_size=1000, seed=1)
+    assert result.llc_mean == pytest.approx(d / 2, rel=0.08)
+
+
+def normal_crossing(k):
+    def loss_fn(params, idx):
+        w = params["w"]
+        return 0.5 * torch.prod(w ** torch.tensor(k, dtype=w.dtype), dim=-1) ** 2
+
+    return loss_fn
+
+
+def test_normal_crossing_single_factor_reaches_its_coefficient(float64):
+    """K = w^4 / 2 (f = x w^2): lambda = 1/(2 * 2) = 1/4."""
+    settings = SamplerSettings(
+        step_size=1e-4,
+        localization=1.0,
+        num_chains=128,
+        num_burnin=1000,
+        num_draws=4000,
+        nbeta=1e4,
+        init_loss="full",
+    )
+    result = estimate_llc(normal_crossing((2,)), {"w": torch.zeros(1)}, 1, settings, 1, seed=0)
+    assert result.llc_mean == pytest.approx(0.25, rel=0.06)
+
+
+def test_normal_crossing_two_factors_matches_exact_posterior(float64):
+    """K = (w1 w2^2)^2 / 2: lambda = 1/(2 max k) = 1/4. At finite nbeta the estimate is the posterior
+    mean of nbeta K, computed here by quadrature; it approaches 1/4 from below as nbeta grows."""
+    t, gamma = 1e3, 4.0
+    settings = SamplerSettings(
+        step_size=1e-4,
+        localization=gamma,
+        num_chains=128,
+        num_burnin=3000,
+        num_draws=12000,
+        nbeta=t,
+        init_loss="full",
+    )
+    result = estimate_llc(normal_crossing((1, 2)), {"w": torch.zeros(2)}, 1, settings, 1, seed=0)
+    exact = normal_crossing_posterior_mean(t, gamma, (1, 2))
+    assert result.llc_mean == pytest.approx(exact, rel=0.05)
+    limits = [normal_crossing_posterior_mean(s, 1.0, (1, 2)) for s in (1e2, 1e4, 1e5)]
+    assert limits[0] < limits[1] < limits[2] < 0.25
+    assert limits[2] == pytest.approx(0.25, rel=0.05)
+
+
+def test_reduced_rank_regression_matches_aoyagi_watanabe(float64):
+    """y = B A x + noise, A [2, 3], B [3, 2], true map 0: lambda = 5/2 (Aoyagi and Watanabe 2005).
+
+    The loss is the population loss 1/2 ||B A||_F^2 (x ~ N(0, I), n -> infinity): at finite n the
+    empirical loss around the true parameter fluctuates by about sqrt(lambda nbeta / n) in LLC units,
+    which would swamp the check. Minibatch sampling is checked by the regular model and devinterp."""
+    M, N, H = 3, 3, 2
+    assert reduced_rank_regression_llc(M, N, H, 0) == 2.5
+    assert reduced_rank_regression_llc(M, N, H, 2) == (H * (M + N) - H * H) / 2  # regular at full rank
+    assert reduced_rank_regression_llc(2, 5, 1, 0) == (1 * 2 - 0 + 0) / 2  # M + H < N + r
+
+    def loss_fn(params, idx):
+        return 0.5 * (params["B"] @ params["A"]).pow(2).sum((-2, -1))
+
+    settings = SamplerSettings(
+        step_size=1e-4,
+        localization=1.0,
+        num_chains=64,
+        num_burnin=2000,
+        num_draws=8000,
+        nbeta=1e3,
+        init_loss="full",
+    )
+    result = estimate_llc(loss_fn, {"A": torch.zeros(H, M), "B": torch.zeros(N, H)}, 1, settings, 1, seed=2)
+    assert result.llc_mean == pytest.approx(2.5, rel=0.06)
+
+
+def test_diverged_chains_are_excluded_with_a_warning():
+    trace = np.array([[1.0, 2.0], [np.nan, 1.0], [3.0, 4.0]])
+    with pytest.warns(RuntimeWarning, match="1 of 3 SGLD chains diverged"):
+        result = chain_statistics(trace, init_loss=0.0, nbeta=2.0)
+    assert result.diverged.tolist() == [False, True, False]
+    assert result.llc_mean == pytest.approx((3.0 + 7.0) / 2)
+    assert np.isnan(result.llc_per_chain[1])
+
+
+def test_all_chains_diverged_is_an_error():
+    def exploding(params, idx):
+        return params["w"].pow(2).sum(-1)
+
+    settings = SamplerSettings(
+        step_size=10.0,
+        localization=0.0,
+        num_chains=2,
+        num_burnin=0,
+        num_draws=300,
+        nbeta=100.0,
+        init_loss="full",
+    )
+    with pytest.raises(RuntimeError, match="all 2 SGLD chains diverged"):
+        estimate_llc(exploding, {"w": torch.ones(3)}, 1, settings, 1, seed=0)
+
+
+def test_loss_slope_sees_a_climbing_chain():
+    draws = np.arange(100, dtype=float)
+    result = chain_statistics(np.stack([draws * 0.01, np.ones(100)]), init_loss=0.0, nbeta=10.0)
+    assert result.loss_slope.tolist() == pytest.approx([0.01, 0.0], abs=1e-12)
+    assert result.llc_drift == pytest.approx(10.0 * 0.005 * 50)
+
+
+def test_bias_reduced_llc_recovers_the_intercept():
+    nbetas = np.array([10.0, 30.0, 100.0, 300.0])
+    fit = bias_reduced_llc(nbetas, 7.0 - 2.0 / np.log(nbetas))
+    assert fit.intercept == pytest.approx(7.0)
+    assert fit.slope == pytest.approx(-2.0)
+    noisy = bias_reduced_llc(nbetas, 7.0 - 2.0 / np.log(nbetas) + np.array([0.1, -0.1, 0.05, 0.0]))
+    assert noisy.intercept_stderr > 0
+    with pytest.raises(ValueError, match="at least 3"):
+        bias_reduced_llc([10.0, 20.0], [1.0, 2.0])
