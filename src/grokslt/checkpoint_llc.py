@@ -25,6 +25,7 @@ from grokslt.llc import (
     run_sgld,
 )
 from grokslt.model import centred_loss_and_grad
+from grokslt.runs import load_run, parse_steps, select_steps, step_seed
 
 BACKENDS = ("native", "devinterp")
 log = logging.getLogger(__name__)
@@ -48,11 +49,6 @@ class QuadraticNetLoss:
         return loss, {"W": grad_W, "V": grad_V}
 
 
-def chain_seed(seed: int, step: int) -> int:
-    """A 63-bit seed for the chains at one checkpoint, from the run's LLC seed and the step."""
-    return int(np.random.SeedSequence([seed, step]).generate_state(1, dtype=np.uint64)[0] >> 1)
-
-
 def native_estimates(
     data: ModularAddition,
     checkpoints: Sequence[tuple[int, dict[str, torch.Tensor]]],
@@ -70,7 +66,7 @@ def native_estimates(
     results = []
     for start in range(0, len(checkpoints), stack):
         group = checkpoints[start : start + stack]
-        generators = [torch.Generator(device=device).manual_seed(chain_seed(seed, step)) for step, _ in group]
+        generators = [torch.Generator(device=device).manual_seed(step_seed(seed, step)) for step, _ in group]
         centers = {
             name: torch.cat([p[name].to(device).expand((settings.num_chains,) + p[name].shape) for _, p in group])
             for name in ("W", "V")
@@ -117,7 +113,7 @@ def estimate_checkpoints(
             from grokslt.devinterp_backend import devinterp_estimate
 
             results = [
-                devinterp_estimate(data, group[0][1], settings, batch_size, chain_seed(seed, group[0][0]), device)
+                devinterp_estimate(data, group[0][1], settings, batch_size, step_seed(seed, group[0][0]), device)
             ]
         elapsed = (time.perf_counter() - began) / len(group)
         out.extend((result, elapsed) for result in results)
@@ -159,7 +155,6 @@ def write_llc_table(
     (and optionally the loss traces). Every input is checked before the first estimate."""
     from grokslt.io import save_npz, write_csv
     from grokslt.llc import sampler_settings
-    from grokslt.runs import load_run, parse_steps, select_steps
 
     settings = sampler_settings(preset, **(overrides or {}))
     if backend not in BACKENDS:

@@ -107,6 +107,13 @@ def run_llc(args: argparse.Namespace) -> None:
     )
 
 
+@command("hessian", "Hutchinson (and exact) Hessian trace of L_n at checkpoints of a run")
+def run_hessian(args: argparse.Namespace) -> None:
+    from grokslt.hessian import write_hessian_table
+
+    write_hessian_table(args.run, args.out, args.preset, args.num_probes, args.steps, args.chunk, args.seed)
+
+
 def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", default="paper_code", help="paper_code | paper_text")
     parser.add_argument("--backend", default="native", help="native | devinterp")
@@ -135,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_selection_arguments(llc)
     add_llc_arguments(llc)
     add_threads_argument(llc)
+    hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])
+    add_selection_arguments(hessian)
+    hessian.add_argument("--preset", default="paper_code", help="paper_code (2 probes) | paper_text (100)")
+    hessian.add_argument("--num-probes", type=int, help="override the preset's number of probes")
+    hessian.add_argument("--seed", type=int, default=0)
+    add_threads_argument(hessian)
     return parser
 
 

@@ -238,21 +238,21 @@ def run_sgld(
     nbeta = settings.resolved_nbeta(batch_size)
     eps, gamma, decay = settings.step_size, settings.localization, settings.weight_decay
     params = {k: v.clone() for k, v in centers.items()}
+    pull = {k: v * (0.5 * eps * gamma) for k, v in centers.items()}
+    noise = {k: torch.empty_like(v) for k, v in centers.items()}
     trace = torch.empty(rows, settings.num_draws, device=next(iter(centers.values())).device)
     shrink = 1.0 - 0.5 * eps * (gamma + decay)
     batches = [EpochBatches(n, batch_size, per_group, g) for g in generators]
     for t in range(settings.num_burnin + settings.num_draws):
-        idx = torch.cat([next_batch() for next_batch in batches])
+        idx = batches[0]() if len(batches) == 1 else torch.cat([next_batch() for next_batch in batches])
         loss, grads = _loss_and_grad(loss_fn, params, idx)
         if t >= settings.num_burnin:
             trace[:, t - settings.num_burnin] = loss
         for name, w in params.items():
-            noise = torch.cat(
-                [torch.randn((per_group,) + w.shape[1:], generator=g, device=w.device) for g in generators]
-            )
-            # w - (eps/2)(nbeta grad + gamma (w - w*) + decay w) + sqrt(eps) noise, without temporaries
-            w.mul_(shrink).add_(centers[name], alpha=0.5 * eps * gamma)
-            w.add_(grads[name], alpha=-0.5 * eps * nbeta).add_(noise, alpha=math.sqrt(eps))
+            for group, g in enumerate(generators):
+                noise[name][group * per_group : (group + 1) * per_group].normal_(std=math.sqrt(eps), generator=g)
+            # w - (eps/2)(nbeta grad + gamma (w - w*) + decay w) + sqrt(eps) N(0, I), in place
+            w.mul_(shrink).add_(pull[name]).add_(grads[name], alpha=-0.5 * eps * nbeta).add_(noise[name])
     return trace
 
 

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from grokslt.data import ModularAddition, make_dataset
@@ -72,3 +73,9 @@ def parse_steps(text: str | None) -> list[int] | None:
         return [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
         raise ValueError(f"--steps {text!r}: expected comma-separated integers") from None
+
+
+def step_seed(seed: int, step: int) -> int:
+    """A 63-bit seed for the random draws made at one checkpoint, from a job's seed and the step, so
+    that a checkpoint's result does not depend on which other checkpoints share its job."""
+    return int(np.random.SeedSequence([seed, step]).generate_state(1, dtype=np.uint64)[0] >> 1)

@@ -1,0 +1,143 @@
+"""LLC speed: the native sampler against devinterp 1.3.2, in one process, on the same checkpoints.
+
+Three ways to estimate the LLC at the `paper_code` preset for 10 checkpoints of a baseline run:
+- devinterp with the authors' model (nn.Linear layers on one-hot inputs, autograd): the reference;
+- devinterp with our gather-form network (the `devinterp` backend);
+- the native batched sampler with the hand-derived gradient (the `native` backend).
+Prints wall time per estimate, the estimates side by side, the ratios and the fraction of this
+core's measured matmul peak that the native sampler reaches.
+
+    grokslt train --out /tmp/baseline ... (the baseline command in README.md), then
+    python benchmarks/bench_llc.py --run /tmp/baseline [--checkpoints 10] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from grokslt import runtime
+from grokslt.checkpoint_llc import estimate_checkpoints
+from grokslt.data import one_hot_inputs, one_hot_targets
+from grokslt.llc import sampler_settings
+from grokslt.loss import centred_loss
+from grokslt.runs import load_run, step_seed
+
+
+def authors_devinterp(run, params, settings, seed) -> float:
+    """devinterp as the authors call it: dense nn.Linear model, one-hot TensorDataset, autograd."""
+    from devinterp.optim.sgld import SGLD
+    from devinterp.slt.sampler import estimate_learning_coeff_with_summary
+
+    p, hidden = run.config.p, run.config.hidden
+    model = torch.nn.Sequential(
+        torch.nn.Linear(2 * p, hidden, bias=False), Square(), torch.nn.Linear(hidden, p, bias=False)
+    )
+    with torch.no_grad():
+        model[0].weight.copy_(params["W"].t())
+        model[2].weight.copy_(params["V"])
+    a, b, c = run.data.subset("train")
+    loader = DataLoader(
+        TensorDataset(one_hot_inputs(a, b, p), one_hot_targets(c, p)), batch_size=run.config.batch_size, shuffle=True
+    )
+
+    def evaluate(net, batch):
+        x, y = batch
+        out = net(x)
+        return centred_loss(out, y), {"output": out}
+
+    torch.manual_seed(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = estimate_learning_coeff_with_summary(
+            model,
+            loader=loader,
+            evaluate=evaluate,
+            sampling_method=SGLD,
+            optimizer_kwargs=dict(lr=settings.step_size, localization=settings.localization),
+            num_chains=settings.num_chains,
+            num_draws=settings.num_draws,
+            num_burnin_steps=settings.num_burnin,
+            seed=seed % 2**32,
+            online=False,
+            verbose=False,
+        )
+    return result["llc/mean"]
+
+
+class Square(torch.nn.Module):
+    def forward(self, x):
+        return x.square()
+
+
+def matmul_peak_gflops(size: int = 1024, reps: int = 5) -> float:
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b
+    start = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * size**3 * reps / (time.perf_counter() - start) / 1e9
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--run", required=True)
+    parser.add_argument("--checkpoints", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    runtime.configure(args.threads)
+    run = load_run(args.run)
+    steps = list(run.checkpoints)
+    chosen = [steps[i] for i in np.linspace(0, len(steps) - 1, args.checkpoints).round().astype(int)]
+    settings = sampler_settings("paper_code")
+    rows = []
+    timings = {"authors": 0.0, "devinterp": 0.0, "native": 0.0}
+    for step in chosen:
+        params = run.load(step)
+        began = time.perf_counter()
+        authors = authors_devinterp(run, params, settings, step_seed(0, step))
+        timings["authors"] += time.perf_counter() - began
+        estimates = {"authors": authors}
+        for backend in ("devinterp", "native"):
+            [(result, wall)] = estimate_checkpoints(
+                run.data, [(step, params)], settings, run.config.batch_size, 0, backend
+            )
+            timings[backend] += wall
+            estimates[backend] = result.llc_mean
+        rows.append((step, estimates))
+        print(
+            f"step {step:6d}: devinterp+dense {estimates['authors']:8.1f} | devinterp+gather "
+            f"{estimates['devinterp']:8.1f} | native {estimates['native']:8.1f}",
+            flush=True,
+        )
+    n = len(chosen)
+    print(f"\nper estimate ({settings.num_chains} chains x {settings.num_burnin + settings.num_draws} steps):")
+    for name, label in [
+        ("authors", "devinterp + authors' dense model"),
+        ("devinterp", "devinterp + gather model"),
+        ("native", "native"),
+    ]:
+        print(f"  {label:34s} {timings[name] / n:6.2f} s")
+    print(
+        f"native speed-up: {timings['authors'] / timings['native']:.2f}x vs devinterp+dense, "
+        f"{timings['devinterp'] / timings['native']:.2f}x vs devinterp+gather"
+    )
+    diffs = [r["native"] - r["authors"] for _, r in rows]
+    print(f"mean native - devinterp+dense over {n} checkpoints: {np.mean(diffs):+.1f} (sd {np.std(diffs, ddof=1):.1f})")
+    p, hidden, batch = run.config.p, run.config.hidden, run.config.batch_size
+    flops_per_step = 3 * 2 * batch * hidden * p  # three GEMMs of the hand-derived gradient
+    chain_steps = settings.num_chains * (settings.num_burnin + settings.num_draws)
+    achieved = flops_per_step * chain_steps / (timings["native"] / n) / 1e9
+    peak = matmul_peak_gflops()
+    print(
+        f"native GEMM throughput {achieved:.1f} GFLOP/s = {achieved / peak:.0%} of the measured matmul peak {peak:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""The trace of the Hessian of L_n (appendix I): Hutchinson's estimator and, for this model, the exact value.
+
+Hutchinson: Tr(H) = E[v^T H v] for Rademacher probes v; each v^T H v needs one Hessian-vector product,
+computed forward-over-reverse (`jvp` of `grad`) and vectorised over a chunk of probes with `vmap`.
+
+Exact: for the quadratic network on one-hot inputs the loss is a polynomial in (W, V), and
+differentiating 1/(2n) ||R||_F^2 with R = P_perp (Y - F V^T), F = h^2, h = W^T x twice gives
+
+    n Tr(H) = p ||P_perp F||_F^2 + 4 sum_j ||v_j||^2 (2 ||h_j||^2 - ||X^T h_j||^2 / n),
+
+since the second-derivative term <R, d^2 R> sums to 2 1^T R V = 0 (every x has two ones and R is
+centred). X^T h_j sums h_j over the samples that contain each input symbol: a scatter-add.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.func import grad, jvp, vmap
+
+from grokslt.loss import centred_loss
+from grokslt.model import forward_pairs, hidden_pre_activation
+
+PRESETS = {"paper_text": 100, "paper_code": 2}
+
+
+@dataclass
+class TraceEstimate:
+    mean: float
+    stderr: float
+    samples: torch.Tensor  # [num_probes] values of v^T H v
+
+
+def hutchinson_trace(
+    loss_fn: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+    params: dict[str, torch.Tensor],
+    num_probes: int,
+    generator: torch.Generator,
+    chunk_size: int = 16,
+) -> TraceEstimate:
+    """Hutchinson's estimate of Tr(d^2 loss_fn / d params^2) with Rademacher probes, in chunks of
+    `chunk_size` probes so that memory stays bounded."""
+    if num_probes < 1 or chunk_size < 1:
+        raise ValueError(f"num_probes = {num_probes}, chunk_size = {chunk_size}: expected positive integers")
+    gradient = grad(loss_fn)
+
+    def quadratic_form(probe):
+        _, hessian_probe = jvp(gradient, (params,), (probe,))
+        return sum((probe[k] * hessian_probe[k]).sum() for k in params)
+
+    samples = []
+    for start in range(0, num_probes, chunk_size):
+        size = min(chunk_size, num_probes - start)
+        probes = {k: rademacher((size,) + v.shape, generator, v) for k, v in params.items()}
+        samples.append(vmap(quadratic_form)(probes))
+    values = torch.cat(samples).detach()
+    stderr = values.std(unbiased=True).item() / num_probes**0.5 if num_probes > 1 else float("nan")
+    return TraceEstimate(mean=values.mean().item(), stderr=stderr, samples=values)
+
+
+def rademacher(shape, generator: torch.Generator, like: torch.Tensor) -> torch.Tensor:
+    bits = torch.randint(0, 2, shape, generator=generator, device=like.device)
+    return bits.to(like.dtype).mul_(2).sub_(1)
+
+
+def network_loss(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, p: int):
+    """L_n(params) of the quadratic network on the samples (a, b) with targets c."""
+    target = torch.nn.functional.one_hot(c, p)
+
+    def loss_fn(params):
+        out = forward_pairs(params["W"], params["V"], a, b)
+        return centred_loss(out, target.to(out.dtype))
+
+    return loss_fn
+
+
+def exact_trace(W: torch.Tensor, V: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> float:
+    """Tr(H) of the centred loss of the network on the samples (a, b), in closed form (module doc).
+    Independent of the targets. Computed in float64."""
+    W, V = W.double(), V.double()
+    n, p = len(a), V.shape[0]
+    h = hidden_pre_activation(W, a, b)  # [n, K]
+    features = h.square()
+    centred_features = features - features.mean(dim=0)
+    per_symbol = torch.zeros(W.shape, dtype=W.dtype).index_add_(0, a, h).index_add_(0, b + p, h)  # X^T h
+    neuron_terms = 2 * h.square().sum(dim=0) - per_symbol.square().sum(dim=0) / n
+    total = p * centred_features.square().sum() + 4 * (V.square().sum(dim=0) * neuron_terms).sum()
+    return (total / n).item()
+
+
+def write_hessian_table(
+    run_dir, out, preset: str = "paper_code", num_probes: int | None = None, steps=None, chunk=None, seed: int = 0
+) -> list[dict]:
+    """Hutchinson and exact traces of L_n at the selected checkpoints of a run, one CSV row each."""
+    from grokslt.io import write_csv
+    from grokslt.runs import load_run, parse_steps, select_steps, step_seed
+
+    if preset not in PRESETS:
+        raise ValueError(f"preset = {preset!r}: expected one of {sorted(PRESETS)}")
+    probes = PRESETS[preset] if num_probes is None else num_probes
+    if probes < 1:
+        raise ValueError(f"num_probes = {probes}: expected a positive integer")
+    run = load_run(run_dir)
+    selected = select_steps(list(run.checkpoints), parse_steps(steps), chunk)
+    a, b, c = run.data.subset("train")
+    loss_fn = network_loss(a, b, c, run.data.p)
+    rows = []
+    for step in selected:
+        params = run.load(step)
+        estimate = hutchinson_trace(loss_fn, params, probes, torch.Generator().manual_seed(step_seed(seed, step)))
+        rows.append(
+            {
+                "step": step,
+                "trace_hutchinson": estimate.mean,
+                "trace_stderr": estimate.stderr,
+                "trace_exact": exact_trace(params["W"], params["V"], a, b),
+                "num_probes": probes,
+                "hessian_preset": preset,
+            }
+        )
+    columns = ["step", "trace_hutchinson", "trace_stderr", "trace_exact", "num_probes", "hessian_preset"]
+    write_csv(out, rows, columns)
+    return rows
