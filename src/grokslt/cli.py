@@ -114,6 +114,40 @@ def run_hessian(args: argparse.Namespace) -> None:
     write_hessian_table(args.run, args.out, args.preset, args.num_probes, args.steps, args.chunk, args.seed)
 
 
+@command("theory", "closed-form LLCs and their numerical checks, or theory at a run's checkpoints")
+def run_theory(args: argparse.Namespace) -> None:
+    from grokslt import theory
+
+    if args.run:
+        theory.write_checkpoint_theory(args.run, args.out, args.steps, args.chunk, args.mass, args.atom_rank_max)
+        return
+    sizes = [parse_pair(text) for text in args.sizes.split(",") if text]
+    theory.write_theory_tables(
+        args.out,
+        sizes,
+        parse_ints(args.grid_p),
+        parse_ints(args.grid_K),
+        parse_ints(args.single_d),
+        parse_ints(args.single_K),
+        args.seed,
+    )
+
+
+def parse_ints(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part]
+    except ValueError:
+        raise ValueError(f"{text!r}: expected comma-separated integers") from None
+
+
+def parse_pair(text: str) -> tuple[int, int]:
+    try:
+        p, K = (int(part) for part in text.split(":"))
+    except ValueError:
+        raise ValueError(f"--sizes {text!r}: expected p:K pairs like 53:1024") from None
+    return p, K
+
+
 def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", default="paper_code", help="paper_code | paper_text")
     parser.add_argument("--backend", default="native", help="native | devinterp")
@@ -148,6 +182,20 @@ def build_parser() -> argparse.ArgumentParser:
     hessian.add_argument("--num-probes", type=int, help="override the preset's number of probes")
     hessian.add_argument("--seed", type=int, default=0)
     add_threads_argument(hessian)
+    theory = sub.add_parser("theory", help=COMMANDS["theory"][1])
+    theory.add_argument("--out", required=True, help="output directory (tables) or CSV (with --run)")
+    theory.add_argument("--run", help="a run directory: theory at its checkpoints")
+    theory.add_argument("--steps")
+    theory.add_argument("--chunk")
+    theory.add_argument("--mass", type=float, default=0.99, help="atom-norm mass that defines K_eff")
+    theory.add_argument("--atom-rank-max", type=int, default=0, help="rank Phi_p's Jacobian when K_eff <= this")
+    theory.add_argument("--sizes", default="53:1024", help="p:K pairs for the closed-form table")
+    theory.add_argument("--grid-p", default="3,5,7", help="p values of the numerical rank checks")
+    theory.add_argument("--grid-K", default="1,2,3,5,8,12,20,40,80")
+    theory.add_argument("--single-d", default="2,3,4,6")
+    theory.add_argument("--single-K", default="1,2,3,4,6,8")
+    theory.add_argument("--seed", type=int, default=0)
+    add_threads_argument(theory)
     return parser
 
 

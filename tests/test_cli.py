@@ -1,0 +1,144 @@
+"""The command line as the workflow calls it: train, then llc / hessian / theory on the run."""
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from grokslt.cli import main
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    main(
+        [
+            "train",
+            "--p",
+            "7",
+            "--hidden",
+            "16",
+            "--lr",
+            "1e-2",
+            "--batch-size",
+            "16",
+            "--max-steps",
+            "300",
+            "--eval-every",
+            "50",
+            "--no-early-stop",
+            "--out",
+            str(out),
+        ]
+    )
+    return out
+
+
+FAST_LLC = ["--num-draws", "30", "--num-burnin", "5"]
+
+
+def test_llc_chunks_together_equal_the_whole_run(tiny_run, tmp_path):
+    main(
+        [
+            "llc",
+            "--run",
+            str(tiny_run),
+            *FAST_LLC,
+            "--out",
+            str(tmp_path / "all.csv"),
+            "--traces",
+            str(tmp_path / "all.npz"),
+        ]
+    )
+    parts = []
+    for i in range(3):
+        main(["llc", "--run", str(tiny_run), *FAST_LLC, "--chunk", f"{i}/3", "--out", str(tmp_path / f"{i}.csv")])
+        parts.append(pd.read_csv(tmp_path / f"{i}.csv"))
+    whole = pd.read_csv(tmp_path / "all.csv")
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole)
+    assert whole["step"].tolist() == [50, 100, 150, 200, 250, 300]
+    assert {"llc_mean", "llc_std", "llc_chain_2", "init_loss", "llc_drift", "n_diverged", "backend"} <= set(whole)
+    import numpy as np
+
+    traces = np.load(tmp_path / "all.npz")
+    assert traces["loss_trace"].shape == (6, 3, 30)
+
+
+def test_hessian_and_theory_commands(tiny_run, tmp_path):
+    main(
+        [
+            "hessian",
+            "--run",
+            str(tiny_run),
+            "--steps",
+            "100,300",
+            "--num-probes",
+            "50",
+            "--out",
+            str(tmp_path / "h.csv"),
+        ]
+    )
+    table = pd.read_csv(tmp_path / "h.csv")
+    assert table["step"].tolist() == [100, 300]
+    assert ((table.trace_hutchinson - table.trace_exact).abs() < 5 * table.trace_stderr).all()
+    main(["theory", "--run", str(tiny_run), "--atom-rank-max", "16", "--out", str(tmp_path / "t.csv")])
+    theory = pd.read_csv(tmp_path / "t.csv")
+    assert (theory.K_eff <= 16).all() and theory.atom_rank_llc.notna().all()
+    main(
+        [
+            "theory",
+            "--out",
+            str(tmp_path / "tables"),
+            "--sizes",
+            "7:16,53:1024",
+            "--grid-p",
+            "3",
+            "--grid-K",
+            "2,4",
+            "--single-d",
+            "3",
+            "--single-K",
+            "2",
+        ]
+    )
+    assert len(pd.read_csv(tmp_path / "tables" / "formulas.csv")) == 2
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["llc", "--chunk", "3/2"], "--chunk '3/2': expected i/n"),
+        (["llc", "--preset", "fast"], "preset = 'fast'"),
+        (["llc", "--backend", "jax"], "backend = 'jax'"),
+        (["llc", "--steps", "123"], "--steps [123]: no such checkpoints"),
+        (["llc", "--num-draws", "0"], "num_draws = 0"),
+        (["hessian", "--preset", "many"], "preset = 'many'"),
+    ],
+)
+def test_bad_arguments_fail_before_work_with_the_value_named(tiny_run, tmp_path, args, message):
+    command = [
+        sys.executable,
+        "-m",
+        "grokslt",
+        args[0],
+        "--run",
+        str(tiny_run),
+        *args[1:],
+        "--out",
+        str(tmp_path / "x.csv"),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_missing_run_is_named(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "grokslt", "llc", "--run", str(tmp_path / "nope"), "--out", str(tmp_path / "x.csv")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "no run.json there" in result.stderr
