@@ -201,3 +201,26 @@ def _progress(total: int):
     from tqdm import tqdm
 
     return tqdm(total=total, disable=not sys.stderr.isatty(), desc="llc", unit="checkpoint")
+
+
+def write_sensitivity_table(
+    run_dir, out, step: str, step_sizes, localizations, preset: str = "paper_code", backend="native", seed: int = 0
+) -> list[dict]:
+    """Appendix B.2: the LLC at one checkpoint over a grid of SGLD step size x localization."""
+    from grokslt.io import write_csv
+    from grokslt.llc import sampler_settings
+
+    grid = [sampler_settings(preset, step_size=e, localization=g) for e in step_sizes for g in localizations]
+    run = load_run(run_dir)
+    available = list(run.checkpoints)
+    chosen = available[-1] if step == "final" else select_steps(available, parse_steps(step))[0]
+    params = run.load(chosen)
+    rows = []
+    for settings in grid:
+        [(result, _)] = estimate_checkpoints(
+            run.data, [(chosen, params)], settings, run.config.batch_size, seed, backend
+        )
+        fixed = settings_columns(settings, preset, backend, run.config.batch_size, seed)
+        rows.append({"step": chosen, **result.summary(), **fixed})
+    write_csv(out, rows, list(rows[0]))
+    return rows

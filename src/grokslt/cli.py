@@ -66,11 +66,23 @@ def run_train(args: argparse.Namespace) -> None:
         early_stop=not args.no_early_stop,
     )
     config.validate()
-    trainer = train(config, args.out)
+    data = None
+    if args.dataset:
+        from grokslt.data import load_dataset
+
+        data = load_dataset(args.dataset)
+    trainer = train(config, args.out, data=data)
     last = trainer.rows[-1]
     print(
         f"{args.out}: stopped at step {trainer.step}, train acc {last['train_acc']:.4f}, val acc {last['val_acc']:.4f}"
     )
+
+
+@command("dataset", "write the train/validation split of Z_p x Z_p")
+def run_dataset(args: argparse.Namespace) -> None:
+    from grokslt.data import make_dataset, save_dataset
+
+    save_dataset(make_dataset(args.p, args.train_frac, args.seed, args.split), args.out)
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,6 +160,60 @@ def parse_pair(text: str) -> tuple[int, int]:
     return p, K
 
 
+@command("sensitivity", "the LLC at one checkpoint over a grid of SGLD step size x localization")
+def run_sensitivity(args: argparse.Namespace) -> None:
+    from grokslt.checkpoint_llc import write_sensitivity_table
+
+    write_sensitivity_table(
+        args.run,
+        args.out,
+        args.step,
+        parse_floats(args.step_sizes),
+        parse_floats(args.localizations),
+        args.preset,
+        args.backend,
+        args.seed,
+    )
+
+
+@command("tables", "join a run's log, LLC, Hessian and theory tables into params.csv and loss_data.csv")
+def run_tables(args: argparse.Namespace) -> None:
+    from grokslt.tables import write_run_tables
+
+    write_run_tables(args.id, args.run, args.llc, args.hessian, args.theory, args.params_out, args.loss_out)
+
+
+@command("summary", "one row per run: final/peak LLC, GSM, transition steps, closed forms")
+def run_summary(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from grokslt.tables import write_summary
+
+    runs = {Path(path).name: Path(path) for path in args.runs}
+    membership = {}
+    for item in args.experiment:
+        name, _, members = item.partition("=")
+        membership[name] = [m for m in members.split(",") if m]
+        unknown = sorted(set(membership[name]) - set(runs))
+        if unknown:
+            raise ValueError(f"--experiment {name}: runs {unknown} are not among --runs")
+    write_summary(runs, membership, args.out)
+
+
+@command("figure", "draw one figure from tables, as PDF and PNG")
+def run_figure(args: argparse.Namespace) -> None:
+    from grokslt.figures import draw
+
+    draw(args.name, args)
+
+
+def parse_floats(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",") if part]
+    except ValueError:
+        raise ValueError(f"{text!r}: expected comma-separated numbers") from None
+
+
 def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", default="paper_code", help="paper_code | paper_text")
     parser.add_argument("--backend", default="native", help="native | devinterp")
@@ -171,7 +237,15 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help=COMMANDS["train"][1])
     add_train_arguments(train)
     add_threads_argument(train)
+    train.add_argument("--dataset", help="a split written by `grokslt dataset` (default: made from the settings)")
     train.add_argument("--out", required=True, help="run directory")
+    dataset = sub.add_parser("dataset", help=COMMANDS["dataset"][1])
+    dataset.add_argument("--p", type=int, required=True)
+    dataset.add_argument("--train-frac", type=float, required=True)
+    dataset.add_argument("--seed", type=int, required=True)
+    dataset.add_argument("--split", default="authors", help="authors | numpy")
+    dataset.add_argument("--out", required=True, help="output .npz")
+    add_threads_argument(dataset)
     llc = sub.add_parser("llc", help=COMMANDS["llc"][1])
     add_selection_arguments(llc)
     add_llc_arguments(llc)
@@ -196,6 +270,46 @@ def build_parser() -> argparse.ArgumentParser:
     theory.add_argument("--single-K", default="1,2,3,4,6,8")
     theory.add_argument("--seed", type=int, default=0)
     add_threads_argument(theory)
+    sensitivity = sub.add_parser("sensitivity", help=COMMANDS["sensitivity"][1])
+    sensitivity.add_argument("--run", required=True)
+    sensitivity.add_argument("--step", default="final", help="checkpoint step, or final")
+    sensitivity.add_argument("--step-sizes", required=True, help="comma-separated SGLD step sizes")
+    sensitivity.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
+    sensitivity.add_argument("--preset", default="paper_code")
+    sensitivity.add_argument("--backend", default="native")
+    sensitivity.add_argument("--seed", type=int, default=0)
+    sensitivity.add_argument("--out", required=True)
+    add_threads_argument(sensitivity)
+    tables = sub.add_parser("tables", help=COMMANDS["tables"][1])
+    tables.add_argument("--id", required=True, help="run id")
+    tables.add_argument("--run", required=True)
+    tables.add_argument("--llc", nargs="+", required=True, help="LLC chunk CSVs")
+    tables.add_argument("--hessian", nargs="+", required=True, help="Hessian chunk CSVs")
+    tables.add_argument("--theory", required=True, help="per-checkpoint theory CSV")
+    tables.add_argument("--params-out", required=True)
+    tables.add_argument("--loss-out", required=True)
+    add_threads_argument(tables)
+    summary = sub.add_parser("summary", help=COMMANDS["summary"][1])
+    summary.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
+    summary.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")
+    summary.add_argument("--out", required=True)
+    add_threads_argument(summary)
+    figure = sub.add_parser("figure", help=COMMANDS["figure"][1])
+    figure.add_argument(
+        "name", help="fig1a | fig1b | fig2 | trajectories | fig9 | sensitivity | theory_vs_measurement | diagnostics"
+    )
+    figure.add_argument("--summary", help="summary/runs.csv")
+    figure.add_argument("--loss-data", nargs="*", default=[], help="runs/*/loss_data.csv")
+    figure.add_argument("--rank-checks", help="theory/rank_checks.csv")
+    figure.add_argument("--sensitivity", help="sensitivity/sensitivity.csv")
+    figure.add_argument("--traces", nargs="*", default=[], help="runs/RUN/llc/*.npz")
+    figure.add_argument("--experiment", help="the experiment whose runs the figure shows")
+    figure.add_argument("--band-experiment", help="fig2: experiment whose runs give the LLC band")
+    figure.add_argument("--experiments", nargs="*", default=[], help="theory_vs_measurement: by-p, by-K")
+    figure.add_argument("--checkpoints", type=int, default=4, help="diagnostics: checkpoints shown")
+    figure.add_argument("--dpi", type=int, default=200)
+    figure.add_argument("--out", required=True, help="output path without suffix")
+    add_threads_argument(figure)
     return parser
 
 

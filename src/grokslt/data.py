@@ -110,3 +110,25 @@ def one_hot_inputs(a: torch.Tensor, b: torch.Tensor, p: int) -> torch.Tensor:
 
 def one_hot_targets(c: torch.Tensor, p: int) -> torch.Tensor:
     return torch.nn.functional.one_hot(c, p).to(torch.get_default_dtype())
+
+
+def save_dataset(data: ModularAddition, path) -> None:
+    from grokslt.io import save_npz
+
+    save_npz(
+        path,
+        p=np.array(data.p),
+        pairs=data.pairs.numpy(),
+        train_idx=data.train_idx.numpy(),
+        val_idx=data.val_idx.numpy(),
+    )
+
+
+def load_dataset(path) -> ModularAddition:
+    with np.load(path) as arrays:
+        return ModularAddition(
+            p=int(arrays["p"]),
+            pairs=torch.from_numpy(arrays["pairs"]),
+            train_idx=torch.from_numpy(arrays["train_idx"]),
+            val_idx=torch.from_numpy(arrays["val_idx"]),
+        )

@@ -49,6 +49,8 @@ def write_json(path: str | os.PathLike, data: Mapping) -> None:
 
 def format_cell(value) -> str:
     """Floats in shortest round-trip form, so equal values give equal bytes."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, float):
         return repr(value)
     return "" if value is None else str(value)

@@ -173,11 +173,16 @@ def versions() -> dict[str, str]:
 class Trainer:
     """The state of one run: model, optimizer, batch RNG, step and log rows."""
 
-    def __init__(self, config: TrainConfig, out_dir: str | Path):
+    def __init__(self, config: TrainConfig, out_dir: str | Path, data: ModularAddition | None = None):
         config.validate()
         self.config = config
         self.out = Path(out_dir)
-        self.data = make_dataset(config.p, config.train_frac, config.seed, config.split)
+        self.data = make_dataset(config.p, config.train_frac, config.seed, config.split) if data is None else data
+        if self.data.p != config.p or self.data.n_train != int(config.train_frac * config.p**2):
+            raise ValueError(
+                f"dataset with p = {self.data.p}, {self.data.n_train} training pairs: the run asks for "
+                f"p = {config.p}, train_frac = {config.train_frac}"
+            )
         torch.manual_seed(config.seed)
         self.model = QuadraticNet(config.p, config.hidden)
         batch_rng = torch.Generator()
@@ -245,9 +250,12 @@ class Trainer:
         return row
 
 
-def train(config: TrainConfig, out_dir: str | Path, progress: bool | None = None) -> Trainer:
-    """Train (or resume) the run in `out_dir` until early stop or `max_steps`."""
-    trainer = Trainer(config, out_dir)
+def train(
+    config: TrainConfig, out_dir: str | Path, progress: bool | None = None, data: ModularAddition | None = None
+) -> Trainer:
+    """Train (or resume) the run in `out_dir` until early stop or `max_steps`; `data` defaults to the
+    split that the config describes."""
+    trainer = Trainer(config, out_dir, data)
     resume = trainer.out / RESUME_FILE
     if resume.exists():
         trainer.restore(load_torch(resume))

@@ -1,0 +1,28 @@
+# grokslt: reproduce "A Basin-Selection Perspective on Grokking via Singular Learning Theory".
+#   snakemake --cores 2 --configfile config/quick.yaml   (minutes on a laptop)
+#   snakemake --cores 16                                 (the paper's full experiment set)
+#   snakemake --profile profiles/slurm                   (a SLURM cluster)
+# The config file is set by the profile (config.yaml), so that --configfile replaces it rather than
+# being merged into it.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/llc.smk"
+include: "workflow/rules/hessian.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/theory.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        all_targets,
+    default_target: True

@@ -1,0 +1,48 @@
+"""New: sampler diagnostics for one run: the chains' sampled loss at a few checkpoints, and the
+estimate against the number of draws. A chain that is still climbing has not reached stationarity."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from grokslt.figures import style
+
+
+def load_traces(paths) -> tuple[np.ndarray, np.ndarray]:
+    steps, traces = [], []
+    for path in paths:
+        with np.load(path) as arrays:
+            steps.append(arrays["steps"])
+            traces.append(arrays["loss_trace"])
+    steps = np.concatenate(steps)
+    if steps.size == 0:
+        raise ValueError("llc traces: no checkpoints in the given files")
+    return steps, np.concatenate(traces)
+
+
+def diagnostics(trace_files, table: pd.DataFrame, params: pd.DataFrame, checkpoints: int):
+    style.require_columns(table, ["step", "llc_init_loss"], "loss_data.csv")
+    style.require_columns(params, ["llc_nbeta"], "params.csv")
+    steps, traces = load_traces(trace_files)
+    nbeta = float(params["llc_nbeta"].iloc[0])
+    chosen = np.unique(np.linspace(0, len(steps) - 1, min(checkpoints, len(steps))).round().astype(int))
+    init = table.set_index("step")["llc_init_loss"]
+    fig, (trace_ax, running_ax) = plt.subplots(1, 2, figsize=(style.PAGE_WIDTH, 2.6))
+    draws = np.arange(1, traces.shape[2] + 1)
+    for colour, index in zip(style.PALETTE, chosen, strict=False):
+        step = int(steps[index])
+        excess = nbeta * (traces[index].astype(float) - init.loc[step])
+        for chain, values in enumerate(excess):
+            label = f"step {step}" if chain == 0 else None
+            trace_ax.plot(draws, values, color=colour, linewidth=0.5, alpha=0.8, label=label)
+            running_ax.plot(draws, np.cumsum(values) / draws, color=colour, linewidth=0.8, label=label)
+    trace_ax.set_xlabel("draw")
+    trace_ax.set_ylabel(r"$n\beta\,(L_t - L_{init})$")
+    trace_ax.set_title("sampled loss per chain", fontsize=7)
+    running_ax.set_xlabel("number of draws")
+    running_ax.set_ylabel(r"running estimate $\hat\lambda$")
+    running_ax.set_title("estimate against draws", fontsize=7)
+    running_ax.legend(fontsize=6)
+    return fig

@@ -1,0 +1,46 @@
+"""Figures 1a and 1b: the final LLC against p (one line per width K) and against K (one line per p),
+each line with its least-squares linear fit and R^2 (Corollary 5.4 predicts linear laws)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from grokslt.figures import style
+
+
+def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """(slope, intercept, R^2) of the least-squares line."""
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = y - (slope * x + intercept)
+    total = ((y - y.mean()) ** 2).sum()
+    return slope, intercept, 1 - (residual**2).sum() / total if total > 0 else float("nan")
+
+
+def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlabel: str, line_label: str):
+    rows = style.experiment_rows(summary, experiment, "summary/runs.csv")
+    style.require_columns(rows, [x, line, "final_llc"], "summary/runs.csv")
+    fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.6))
+    for colour, (value, group) in zip(style.PALETTE, sorted(rows.groupby(line)), strict=False):
+        group = group.groupby(x, as_index=False)["final_llc"].mean().sort_values(x)
+        ax.plot(group[x], group["final_llc"], "o", color=colour, markersize=3.5)
+        label = f"{line_label} = {value}"
+        if len(group) >= 2:
+            slope, intercept, r2 = linear_fit(group[x].to_numpy(float), group["final_llc"].to_numpy(float))
+            grid = np.linspace(group[x].min(), group[x].max(), 50)
+            ax.plot(grid, slope * grid + intercept, "-", color=colour, linewidth=1)
+            label += f" (R$^2$ = {r2:.3f})"
+        ax.plot([], [], "o-", color=colour, markersize=3.5, linewidth=1, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(r"final LLC $\hat\lambda$")
+    ax.legend(fontsize=6)
+    return fig
+
+
+def fig1a(summary: pd.DataFrame, experiment: str):
+    return draw_scaling(summary, experiment, "p", "hidden", "modulus $p$", "K")
+
+
+def fig1b(summary: pd.DataFrame, experiment: str):
+    return draw_scaling(summary, experiment, "hidden", "p", "hidden width $K$", "p")

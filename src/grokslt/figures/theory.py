@@ -1,0 +1,77 @@
+"""New: the closed-form LLCs beside the measured ones, against p and against K, each curve divided
+by its value at the smallest size (absolute SGLD values carry an estimator-dependent scale, scaling
+laws do not); and the numerical Jacobian-rank checks of the formulas."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from grokslt.figures import style
+
+CURVES = [
+    ("final_llc", "measured final LLC", "o-"),
+    ("final_keff_llc", r"$K_{eff}(3p-1)/2$ (Rmk 5.5)", "s--"),
+    ("generic_llc", "generic (Cor 4.2 / 5.4)", "-"),
+    ("lazy_lower", "lazy lower $p(2p-1)/2$", ":"),
+    ("lazy_upper", "lazy upper $pK/2$", "-."),
+]
+
+
+def normalised_panel(ax, rows: pd.DataFrame, x: str, fixed: str, xlabel: str) -> None:
+    value = rows[fixed].mode().iloc[0]
+    subset = rows[rows[fixed] == value]
+    means = subset.groupby(x)[[c for c, _, _ in CURVES]].mean().sort_index()
+    for colour, (column, label, fmt) in zip(style.PALETTE, CURVES, strict=False):
+        curve = means[column].dropna()
+        if len(curve) and curve.iloc[0] > 0:
+            ax.plot(curve.index, curve / curve.iloc[0], fmt, color=colour, markersize=3, linewidth=1, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_title(f"{fixed} = {value}", fontsize=7)
+    ax.set_ylabel("relative to smallest size")
+
+
+def theory_vs_measurement(summary: pd.DataFrame, rank_checks: pd.DataFrame, experiments: list[str]):
+    needed = ["p", "hidden", "final_llc", "final_keff_llc", "generic_llc", "lazy_lower", "lazy_upper"]
+    by_p = style.experiment_rows(summary, experiments[0], "summary/runs.csv")
+    by_K = style.experiment_rows(summary, experiments[-1], "summary/runs.csv")
+    style.require_columns(by_p, needed, "summary/runs.csv")
+    style.require_columns(rank_checks, ["generic_llc", "parameter_map_llc", "data_llc", "defective"], "rank_checks.csv")
+    fig, (p_ax, K_ax, rank_ax) = plt.subplots(1, 3, figsize=(style.PAGE_WIDTH, 2.5))
+    normalised_panel(p_ax, by_p, "p", "hidden", "modulus $p$")
+    normalised_panel(K_ax, by_K, "hidden", "p", "hidden width $K$")
+    p_ax.legend(fontsize=5)
+    limit = float(np.nanmax(rank_checks[["generic_llc", "parameter_map_llc", "data_llc"]].to_numpy())) * 1.05
+    rank_ax.plot([0, limit], [0, limit], color="0.6", linewidth=0.8)
+    rank_ax.plot(
+        rank_checks["generic_llc"],
+        rank_checks["parameter_map_llc"],
+        "o",
+        color=style.PALETTE[0],
+        markersize=3,
+        label=r"rank $J\Phi_p$ / 2",
+    )
+    rank_ax.plot(
+        rank_checks["generic_llc"],
+        rank_checks["data_llc"],
+        "x",
+        color=style.PALETTE[1],
+        markersize=3,
+        label=r"rank $J f_\theta(X)$ / 2",
+    )
+    defective = rank_checks[rank_checks["defective"].astype(str) == "True"]
+    rank_ax.plot(
+        defective["generic_llc"],
+        defective["parameter_map_llc"],
+        "o",
+        mfc="none",
+        color="red",
+        markersize=7,
+        label="defective",
+    )
+    rank_ax.set_xlabel("Corollary 4.2 (generic)")
+    rank_ax.set_ylabel("numerical rank / 2")
+    rank_ax.set_title("small architectures", fontsize=7)
+    rank_ax.legend(fontsize=5)
+    return fig

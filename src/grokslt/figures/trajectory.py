@@ -1,0 +1,96 @@
+"""Figure 2 and its appendix-H small multiples: losses, accuracies, the LLC with its between-chain
+spread, and the Hutchinson trace of one run against training step."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from grokslt.figures import style
+
+COLUMNS = ["step", "train_loss", "val_loss", "train_acc", "val_acc", "llc", "llc_std", "trace_hutchinson"]
+
+
+def seed_band(tables: dict[str, pd.DataFrame], runs: list[str], steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """10th and 90th percentiles of the LLC across runs, each interpolated onto `steps` (runs that
+    stopped earlier contribute up to their last step)."""
+    curves = []
+    for run in runs:
+        table = style.loss_table(tables, run, ["step", "llc"])
+        curve = np.interp(steps, table["step"], table["llc"], right=np.nan)
+        curves.append(curve)
+    stacked = np.vstack(curves)
+    with np.errstate(all="ignore"):
+        return np.nanpercentile(stacked, 10, axis=0), np.nanpercentile(stacked, 90, axis=0)
+
+
+def fig2(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str, band_experiment: str | None):
+    run = style.experiment_rows(summary, experiment, "summary/runs.csv").iloc[0]
+    table = style.loss_table(tables, run["run"], COLUMNS)
+    fig, (loss_ax, acc_ax, llc_ax) = plt.subplots(3, 1, figsize=(style.COLUMN_WIDTH, 5.0), sharex=True)
+    loss_ax.plot(table["step"], table["train_loss"], color=style.TRAIN, label="train")
+    loss_ax.plot(table["step"], table["val_loss"], color=style.VALIDATION, label="validation")
+    loss_ax.set_yscale("log")
+    loss_ax.set_ylabel("centred loss $L$")
+    loss_ax.legend(fontsize=7)
+    acc_ax.plot(table["step"], table["train_acc"], color=style.TRAIN, label="train")
+    acc_ax.plot(table["step"], table["val_acc"], color=style.VALIDATION, label="validation")
+    acc_ax.set_ylabel("accuracy")
+    acc_ax.set_ylim(-0.03, 1.03)
+    if band_experiment:
+        band_runs = list(style.experiment_rows(summary, band_experiment, "summary/runs.csv")["run"])
+        low, high = seed_band(tables, band_runs, table["step"].to_numpy())
+        llc_ax.fill_between(table["step"], low, high, color="0.85", label=f"{band_experiment}: 10-90%")
+    llc_ax.fill_between(
+        table["step"],
+        table["llc"] - table["llc_std"],
+        table["llc"] + table["llc_std"],
+        color=style.LLC,
+        alpha=0.3,
+        linewidth=0,
+    )
+    llc_ax.plot(table["step"], table["llc"], color=style.LLC, label=r"LLC $\pm$ chain sd")
+    llc_ax.set_ylabel(r"LLC $\hat\lambda$")
+    llc_ax.set_xlabel("training step")
+    trace_ax = llc_ax.twinx()
+    trace_ax.plot(table["step"], table["trace_hutchinson"], color=style.TRACE, linestyle="--", label="Tr(H)")
+    trace_ax.set_ylabel("Hutchinson Tr(H)")
+    trace_ax.grid(False)
+    handles = llc_ax.get_legend_handles_labels()
+    twin = trace_ax.get_legend_handles_labels()
+    llc_ax.legend(handles[0] + twin[0], handles[1] + twin[1], fontsize=6, loc="lower right")
+    for ax in (loss_ax, acc_ax, llc_ax):
+        style.mark_transitions(ax, run)
+    loss_ax.set_title(run["run"], fontsize=7)
+    return fig
+
+
+def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str):
+    """One panel per run: LLC (left axis) and train/validation accuracy (right axis)."""
+    rows = style.experiment_rows(summary, experiment, "summary/runs.csv")
+    count = len(rows)
+    columns = min(4, count)
+    nrows = math.ceil(count / columns)
+    fig, axes = plt.subplots(nrows, columns, figsize=(style.PAGE_WIDTH, 1.7 * nrows + 0.3), squeeze=False)
+    for ax, (_, row) in zip(axes.flat, rows.iterrows(), strict=False):
+        table = style.loss_table(tables, row["run"], COLUMNS)
+        ax.plot(table["step"], table["llc"], color=style.LLC)
+        ax.set_ylabel("LLC", fontsize=6)
+        acc = ax.twinx()
+        acc.plot(table["step"], table["train_acc"], color=style.TRAIN, linewidth=0.8)
+        acc.plot(table["step"], table["val_acc"], color=style.VALIDATION, linewidth=0.8)
+        acc.set_ylim(-0.03, 1.03)
+        acc.grid(False)
+        acc.tick_params(labelsize=5)
+        ax.tick_params(labelsize=5)
+        title = f"p={row['p']} K={row['hidden']} lr={row['lr']:g} wd={row['weight_decay']:g} bs={row['batch_size']}"
+        ax.set_title(title, fontsize=6)
+        style.mark_transitions(ax, row)
+    for ax in list(axes.flat)[count:]:
+        ax.set_visible(False)
+    fig.supxlabel("training step", fontsize=7)
+    fig.suptitle(f"{experiment}: LLC (green) with train (blue) and validation (orange) accuracy", fontsize=8)
+    return fig

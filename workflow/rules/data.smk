@@ -1,0 +1,16 @@
+rule dataset:
+    output:
+        f"{RESULTS}/data/{{dataset}}.npz",
+    params:
+        train=lambda wildcards: DATASETS[wildcards.dataset],
+    log:
+        f"{RESULTS}/logs/dataset/{{dataset}}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "grokslt dataset --p {params.train.p} --train-frac {params.train.train_frac} --seed {params.train.seed} "
+        "--split {params.train.split} --out {output} > {log} 2>&1"

@@ -1,0 +1,20 @@
+rule hessian:
+    input:
+        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+    output:
+        f"{RESULTS}/runs/{{run}}/hessian/chunk{{i}}of{{n}}.csv",
+    params:
+        args=hessian_args(),
+        run=lambda wildcards: run_dir(wildcards.run),
+    log:
+        f"{RESULTS}/logs/hessian/{{run}}/chunk{{i}}of{{n}}.log",
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=120,
+        gpu=GPUS,
+    conda:
+        ENV
+    shell:
+        "grokslt hessian --run {params.run} {params.args} --chunk {wildcards.i}/{wildcards.n} --threads {threads} "
+        "--out {output} > {log} 2>&1"

@@ -1,0 +1,48 @@
+rule llc:
+    input:
+        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+    output:
+        table=f"{RESULTS}/runs/{{run}}/llc/chunk{{i}}of{{n}}.csv",
+        traces=f"{RESULTS}/runs/{{run}}/llc/chunk{{i}}of{{n}}.npz",
+    params:
+        sampler=llc_args(),
+        run=lambda wildcards: run_dir(wildcards.run),
+        device=DEVICE,
+        stack=config["llc"]["stack"],
+    log:
+        f"{RESULTS}/logs/llc/{{run}}/chunk{{i}}of{{n}}.log",
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=240,
+        gpu=GPUS,
+    conda:
+        ENV
+    shell:
+        "grokslt llc --run {params.run} {params.sampler} --chunk {wildcards.i}/{wildcards.n} "
+        "--device {params.device} --stack {params.stack} --threads {threads} "
+        "--out {output.table} --traces {output.traces} > {log} 2>&1"
+
+
+rule sampler_sensitivity:
+    input:
+        log=lambda wildcards: f"{run_dir(sensitivity_run())}/train_log.csv",
+    output:
+        f"{RESULTS}/sensitivity/sensitivity.csv",
+    params:
+        run=lambda wildcards: run_dir(sensitivity_run()),
+        step=config["sampler_sensitivity"]["step"],
+        step_sizes=",".join(map(str, config["sampler_sensitivity"]["step_sizes"])),
+        localizations=",".join(map(str, config["sampler_sensitivity"]["localizations"])),
+        sampler=f"--preset {config['llc']['preset']} --backend {config['llc']['backend']} --seed {config['llc']['seed']}",
+    log:
+        f"{RESULTS}/logs/sensitivity.log",
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    conda:
+        ENV
+    shell:
+        "grokslt sensitivity --run {params.run} --step {params.step} --step-sizes {params.step_sizes} "
+        "--localizations {params.localizations} {params.sampler} --threads {threads} --out {output} > {log} 2>&1"

@@ -1,0 +1,43 @@
+rule run_tables:
+    input:
+        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+        llc=lambda wildcards: chunk_files(wildcards.run, "llc"),
+        hessian=lambda wildcards: chunk_files(wildcards.run, "hessian"),
+        theory=f"{RESULTS}/runs/{{run}}/theory.csv",
+    output:
+        params=f"{RESULTS}/runs/{{run}}/params.csv",
+        loss=f"{RESULTS}/runs/{{run}}/loss_data.csv",
+    params:
+        run=lambda wildcards: run_dir(wildcards.run),
+    log:
+        f"{RESULTS}/logs/tables/{{run}}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        ENV
+    shell:
+        "grokslt tables --id {wildcards.run} --run {params.run} --llc {input.llc} --hessian {input.hessian} "
+        "--theory {input.theory} --params-out {output.params} --loss-out {output.loss} > {log} 2>&1"
+
+
+rule summary:
+    input:
+        tables=expand(f"{RESULTS}/runs/{{run}}/loss_data.csv", run=sorted(RUNS)),
+        params=expand(f"{RESULTS}/runs/{{run}}/params.csv", run=sorted(RUNS)),
+    output:
+        f"{RESULTS}/summary/runs.csv",
+    params:
+        runs=" ".join(run_dir(run) for run in sorted(RUNS)),
+        membership=" ".join(f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items()),
+    log:
+        f"{RESULTS}/logs/summary.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        ENV
+    shell:
+        "grokslt summary --runs {params.runs} --experiment {params.membership} --out {output} > {log} 2>&1"

@@ -1,0 +1,45 @@
+rule theory_tables:
+    output:
+        formulas=f"{RESULTS}/theory/formulas.csv",
+        ranks=f"{RESULTS}/theory/rank_checks.csv",
+        single=f"{RESULTS}/theory/single_output.csv",
+    params:
+        sizes=",".join(sorted({f"{c.p}:{c.hidden}" for c in RUNS.values()})),
+        grid_p=",".join(map(str, config["theory"]["grid_p"])),
+        grid_K=",".join(map(str, config["theory"]["grid_K"])),
+        single_d=",".join(map(str, config["theory"]["single_d"])),
+        single_K=",".join(map(str, config["theory"]["single_K"])),
+        out=f"{RESULTS}/theory",
+    log:
+        f"{RESULTS}/logs/theory_tables.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        ENV
+    shell:
+        "grokslt theory --out {params.out} --sizes {params.sizes} --grid-p {params.grid_p} --grid-K {params.grid_K} "
+        "--single-d {params.single_d} --single-K {params.single_K} --threads {threads} > {log} 2>&1"
+
+
+rule run_theory:
+    input:
+        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+    output:
+        f"{RESULTS}/runs/{{run}}/theory.csv",
+    params:
+        run=lambda wildcards: run_dir(wildcards.run),
+        mass=config["theory"]["mass"],
+        atom_rank_max=config["theory"]["atom_rank_max"],
+    log:
+        f"{RESULTS}/logs/theory/{{run}}.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        ENV
+    shell:
+        "grokslt theory --run {params.run} --mass {params.mass} --atom-rank-max {params.atom_rank_max} "
+        "--threads {threads} --out {output} > {log} 2>&1"

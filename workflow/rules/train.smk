@@ -1,0 +1,23 @@
+# Training is a checkpoint: how many checkpoints (hence LLC and Hessian jobs) a run has is known only
+# after early stopping. Only the log and run.json are declared outputs, so that Snakemake never deletes
+# the checkpoints or resume state of a killed job: restarted, it resumes from its last evaluation.
+checkpoint train:
+    input:
+        dataset=lambda wildcards: f"{RESULTS}/data/{dataset_id(RUNS[wildcards.run])}.npz",
+    output:
+        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+        meta=f"{RESULTS}/runs/{{run}}/run.json",
+    params:
+        args=train_args,
+        out=lambda wildcards: run_dir(wildcards.run),
+    log:
+        f"{RESULTS}/logs/train/{{run}}.log",
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=240,
+        gpu=GPUS,
+    conda:
+        ENV
+    shell:
+        "grokslt train {params.args} --threads {threads} --dataset {input.dataset} --out {params.out} > {log} 2>&1"
