@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 ruff check src tests benchmarks
-python -m pytest -q tests
+snakemake --lint > /dev/null
+python -m pytest -q -m "slow or not slow" tests

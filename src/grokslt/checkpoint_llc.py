@@ -204,13 +204,23 @@ def _progress(total: int):
 
 
 def write_sensitivity_table(
-    run_dir, out, step: str, step_sizes, localizations, preset: str = "paper_code", backend="native", seed: int = 0
+    run_dir,
+    out,
+    step: str,
+    step_sizes,
+    localizations,
+    preset: str = "paper_code",
+    backend="native",
+    seed: int = 0,
+    overrides: dict | None = None,
 ) -> list[dict]:
-    """Appendix B.2: the LLC at one checkpoint over a grid of SGLD step size x localization."""
+    """Appendix B.2: the LLC at one checkpoint over a grid of SGLD step size x localization; the
+    other sampler settings are the preset's with `overrides`."""
     from grokslt.io import write_csv
     from grokslt.llc import sampler_settings
 
-    grid = [sampler_settings(preset, step_size=e, localization=g) for e in step_sizes for g in localizations]
+    base = {k: v for k, v in (overrides or {}).items() if k not in ("step_size", "localization")}
+    grid = [sampler_settings(preset, **base, step_size=e, localization=g) for e in step_sizes for g in localizations]
     run = load_run(run_dir)
     available = list(run.checkpoints)
     chosen = available[-1] if step == "final" else select_steps(available, parse_steps(step))[0]

@@ -100,15 +100,7 @@ def run_llc(args: argparse.Namespace) -> None:
         run_dir=args.run,
         out=args.out,
         preset=args.preset,
-        overrides={
-            "step_size": args.step_size,
-            "nbeta": args.nbeta,
-            "localization": args.localization,
-            "num_chains": args.num_chains,
-            "num_burnin": args.num_burnin,
-            "num_draws": args.num_draws,
-            "init_loss": args.init_loss,
-        },
+        overrides=sampler_overrides(args),
         backend=args.backend,
         steps=args.steps,
         chunk=args.chunk,
@@ -173,6 +165,7 @@ def run_sensitivity(args: argparse.Namespace) -> None:
         args.preset,
         args.backend,
         args.seed,
+        sampler_overrides(args),
     )
 
 
@@ -212,6 +205,11 @@ def parse_floats(text: str) -> list[float]:
         return [float(part) for part in text.split(",") if part]
     except ValueError:
         raise ValueError(f"{text!r}: expected comma-separated numbers") from None
+
+
+def sampler_overrides(args: argparse.Namespace) -> dict:
+    keys = ("step_size", "nbeta", "localization", "num_chains", "num_burnin", "num_draws", "init_loss")
+    return {key: getattr(args, key) for key in keys}
 
 
 def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
@@ -275,10 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     sensitivity.add_argument("--step", default="final", help="checkpoint step, or final")
     sensitivity.add_argument("--step-sizes", required=True, help="comma-separated SGLD step sizes")
     sensitivity.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
-    sensitivity.add_argument("--preset", default="paper_code")
-    sensitivity.add_argument("--backend", default="native")
-    sensitivity.add_argument("--seed", type=int, default=0)
     sensitivity.add_argument("--out", required=True)
+    add_llc_arguments(sensitivity)
     add_threads_argument(sensitivity)
     tables = sub.add_parser("tables", help=COMMANDS["tables"][1])
     tables.add_argument("--id", required=True, help="run id")

@@ -1,5 +1,6 @@
 # Config validation, run expansion, wildcard constraints and input functions shared by every stage.
 import math
+import os
 
 from snakemake.utils import validate
 
@@ -49,8 +50,8 @@ def train_args(wildcards):
         f"--max-steps {c.max_steps} --eval-every {c.eval_every} --seed {c.seed} --split {c.split}"
     )
     if not c.early_stop:
-        return args + " --no-early-stop"
-    return args + f" --early-stop-threshold {c.early_stop_threshold!r} --early-stop-patience {c.early_stop_patience}"
+        return f"{args} --no-early-stop"
+    return f"{args} --early-stop-threshold {c.early_stop_threshold!r} --early-stop-patience {c.early_stop_patience}"
 
 
 def llc_args():
@@ -65,8 +66,8 @@ def llc_args():
 
 def hessian_args():
     hessian = config["hessian"]
-    args = f"--preset {hessian['preset']} --seed {hessian['seed']}"
-    return args + (f" --num-probes {hessian['num_probes']}" if "num_probes" in hessian else "")
+    probes = f" --num-probes {hessian['num_probes']}" if "num_probes" in hessian else ""
+    return f"--preset {hessian['preset']} --seed {hessian['seed']}{probes}"
 
 
 def checkpoint_count(run):
@@ -104,3 +105,23 @@ def all_targets(wildcards):
         for path in figure_files(f"trajectories_{experiment}")
     ]
     return [f"{RESULTS}/summary/runs.csv", *tables, *theory, *figures]
+
+
+# -- figures --------------------------------------------------------------------------------------------
+FIGURE_CODE = os.path.join(workflow.basedir, "src", "grokslt", "figures")
+FIGURE_CONFIG = config["figures"]
+DPI = FIGURE_CONFIG["dpi"]
+
+
+def figure_report(name, caption):
+    png = f"{RESULTS}/figures/{name}.png"
+    return [report(png, caption=f"../report/{caption}.rst", category="Figures"), f"{RESULTS}/figures/{name}.pdf"]
+
+
+def figure_prefix(wildcards, output):
+    """The figure's output path without suffix: the CLI writes PREFIX.pdf and PREFIX.png."""
+    return os.path.splitext(output[0])[0]
+
+
+def diagnostics_run():
+    return MEMBERSHIP[FIGURE_CONFIG["diagnostics"]["experiment"]][0]

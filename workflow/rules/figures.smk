@@ -1,15 +1,5 @@
 # One rule per figure. Each reads tables only, plus its own module and the shared style: restyling a
 # figure reruns that figure alone.
-FIGURE_CODE = "src/grokslt/figures"
-FIGURE_CONFIG = config["figures"]
-DPI = FIGURE_CONFIG["dpi"]
-
-
-def figure_report(name, caption):
-    png = f"{RESULTS}/figures/{name}.png"
-    return [report(png, caption=f"../report/{caption}.rst", category="Figures"), f"{RESULTS}/figures/{name}.pdf"]
-
-
 rule fig1a:
     input:
         summary=f"{RESULTS}/summary/runs.csv",
@@ -18,13 +8,14 @@ rule fig1a:
         figure_report("fig1a", "fig1a"),
     params:
         experiment=FIGURE_CONFIG["fig1a"]["experiment"],
-        out=f"{RESULTS}/figures/fig1a",
+        out=figure_prefix,
+        dpi=DPI,
     log:
         f"{RESULTS}/logs/figures/fig1a.log",
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure fig1a --summary {input.summary} --experiment {params.experiment} --dpi {DPI} "
+        "grokslt figure fig1a --summary {input.summary} --experiment {params.experiment} --dpi {params.dpi} "
         "--out {params.out} > {log} 2>&1"
 
 
@@ -36,13 +27,14 @@ rule fig1b:
         figure_report("fig1b", "fig1b"),
     params:
         experiment=FIGURE_CONFIG["fig1b"]["experiment"],
-        out=f"{RESULTS}/figures/fig1b",
+        out=figure_prefix,
+        dpi=DPI,
     log:
         f"{RESULTS}/logs/figures/fig1b.log",
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure fig1b --summary {input.summary} --experiment {params.experiment} --dpi {DPI} "
+        "grokslt figure fig1b --summary {input.summary} --experiment {params.experiment} --dpi {params.dpi} "
         "--out {params.out} > {log} 2>&1"
 
 
@@ -58,14 +50,15 @@ rule fig2:
         experiment=FIGURE_CONFIG["fig2"]["experiment"],
         band=f"--band-experiment {FIGURE_CONFIG['fig2']['band_experiment']}"
         if FIGURE_CONFIG["fig2"].get("band_experiment") else "",
-        out=f"{RESULTS}/figures/fig2",
+        out=figure_prefix,
+        dpi=DPI,
     log:
         f"{RESULTS}/logs/figures/fig2.log",
     conda:
         FIGURE_ENV
     shell:
         "grokslt figure fig2 --summary {input.summary} --loss-data {input.tables} --experiment {params.experiment} "
-        "{params.band} --dpi {DPI} --out {params.out} > {log} 2>&1"
+        "{params.band} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
 
 
 rule trajectories:
@@ -78,14 +71,15 @@ rule trajectories:
                category="Figures", subcategory="Trajectories (appendix H.2)"),
         f"{RESULTS}/figures/trajectories_{{experiment}}.pdf",
     params:
-        out=lambda wildcards: f"{RESULTS}/figures/trajectories_{wildcards.experiment}",
+        out=figure_prefix,
+        dpi=DPI,
     log:
         f"{RESULTS}/logs/figures/trajectories_{{experiment}}.log",
     conda:
         FIGURE_ENV
     shell:
         "grokslt figure trajectories --summary {input.summary} --loss-data {input.tables} "
-        "--experiment {wildcards.experiment} --dpi {DPI} --out {params.out} > {log} 2>&1"
+        "--experiment {wildcards.experiment} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
 
 
 rule fig9:
@@ -96,13 +90,14 @@ rule fig9:
         figure_report("fig9", "fig9"),
     params:
         experiment=FIGURE_CONFIG["fig9"]["experiment"],
-        out=f"{RESULTS}/figures/fig9",
+        out=figure_prefix,
+        dpi=DPI,
     log:
         f"{RESULTS}/logs/figures/fig9.log",
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure fig9 --summary {input.summary} --experiment {params.experiment} --dpi {DPI} "
+        "grokslt figure fig9 --summary {input.summary} --experiment {params.experiment} --dpi {params.dpi} "
         "--out {params.out} > {log} 2>&1"
 
 
@@ -113,13 +108,14 @@ rule sensitivity_figure:
     output:
         figure_report("sensitivity", "sensitivity"),
     params:
-        out=f"{RESULTS}/figures/sensitivity",
+        out=figure_prefix,
+        dpi=DPI,
     log:
         f"{RESULTS}/logs/figures/sensitivity.log",
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure sensitivity --sensitivity {input.table} --dpi {DPI} --out {params.out} > {log} 2>&1"
+        "grokslt figure sensitivity --sensitivity {input.table} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
 
 
 rule theory_vs_measurement:
@@ -131,18 +127,15 @@ rule theory_vs_measurement:
         figure_report("theory_vs_measurement", "theory_vs_measurement"),
     params:
         experiments=" ".join(FIGURE_CONFIG["theory_vs_measurement"]["experiments"]),
-        out=f"{RESULTS}/figures/theory_vs_measurement",
+        out=figure_prefix,
+        dpi=DPI,
     log:
         f"{RESULTS}/logs/figures/theory_vs_measurement.log",
     conda:
         FIGURE_ENV
     shell:
         "grokslt figure theory_vs_measurement --summary {input.summary} --rank-checks {input.ranks} "
-        "--experiments {params.experiments} --dpi {DPI} --out {params.out} > {log} 2>&1"
-
-
-def diagnostics_run():
-    return MEMBERSHIP[FIGURE_CONFIG["diagnostics"]["experiment"]][0]
+        "--experiments {params.experiments} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
 
 
 rule diagnostics:
@@ -155,11 +148,12 @@ rule diagnostics:
         figure_report("diagnostics", "diagnostics"),
     params:
         checkpoints=FIGURE_CONFIG["diagnostics"]["checkpoints"],
-        out=f"{RESULTS}/figures/diagnostics",
+        out=figure_prefix,
+        dpi=DPI,
     log:
         f"{RESULTS}/logs/figures/diagnostics.log",
     conda:
         FIGURE_ENV
     shell:
         "grokslt figure diagnostics --loss-data {input.table} --traces {input.traces} "
-        "--checkpoints {params.checkpoints} --dpi {DPI} --out {params.out} > {log} 2>&1"
+        "--checkpoints {params.checkpoints} --dpi {params.dpi} --out {params.out} > {log} 2>&1"

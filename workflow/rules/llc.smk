@@ -34,7 +34,7 @@ rule sampler_sensitivity:
         step=config["sampler_sensitivity"]["step"],
         step_sizes=",".join(map(str, config["sampler_sensitivity"]["step_sizes"])),
         localizations=",".join(map(str, config["sampler_sensitivity"]["localizations"])),
-        sampler=f"--preset {config['llc']['preset']} --backend {config['llc']['backend']} --seed {config['llc']['seed']}",
+        sampler=llc_args(),
     log:
         f"{RESULTS}/logs/sensitivity.log",
     threads: THREADS

@@ -9,7 +9,7 @@ rule theory_tables:
         grid_K=",".join(map(str, config["theory"]["grid_K"])),
         single_d=",".join(map(str, config["theory"]["single_d"])),
         single_K=",".join(map(str, config["theory"]["single_K"])),
-        out=f"{RESULTS}/theory",
+        out=lambda wildcards, output: os.path.dirname(output.formulas),
     log:
         f"{RESULTS}/logs/theory_tables.log",
     threads: 1

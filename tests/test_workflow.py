@@ -1,0 +1,301 @@
+"""The Snakemake workflow as users run it: lint, dry-run job counts, config rejections, a real run of a
+tiny configuration, incremental rebuilds, and a run killed with SIGKILL and restarted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from grokslt.experiments import check_references, expand_experiments
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "workflow" / "tiny.yaml"
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+
+def snakemake(*args, cwd: Path, snakefile: Path = REPO / "Snakefile", timeout: int = 600, check: bool = True):
+    result = subprocess.run(
+        [SNAKEMAKE, "-s", str(snakefile), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def job_counts(output: str) -> dict[str, int]:
+    lines = output.split("Job stats:")[1].splitlines()[3:]
+    counts = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] == "total":
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def write_config(tmp_path: Path, config: dict, name: str = "config.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.mark.parametrize("configfile", [REPO / "config.yaml", REPO / "config" / "quick.yaml", TINY])
+def test_lint_is_clean(configfile, tmp_path):
+    result = snakemake("--lint", "--configfile", configfile, cwd=REPO, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Lints for" not in result.stdout + result.stderr
+
+
+def expected_counts(config: dict) -> dict[str, int]:
+    """Jobs a dry run shows before any training: LLC and Hessian chunks appear once runs have stopped."""
+    runs, membership = expand_experiments(config)
+    datasets = {(c.p, c.train_frac, c.seed, c.split) for c in runs.values()}
+    per_run = {"train": len(runs), "run_theory": len(runs), "run_tables": len(runs)}
+    figures = ["sensitivity_figure", "diagnostics", "fig1a", "fig1b", "fig2", "fig9", "theory_vs_measurement"]
+    return {
+        "dataset": len(datasets),
+        "theory_tables": 1,
+        **per_run,
+        "sampler_sensitivity": 1,
+        "summary": 1,
+        **dict.fromkeys(figures, 1),
+        "trajectories": len(config["figures"]["trajectories"]["experiments"]),
+        "all": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    "configfile, runs",
+    [(REPO / "config.yaml", 246), (REPO / "config" / "quick.yaml", 21), (TINY, 6)],
+)
+def test_dry_run_job_counts(configfile, runs, tmp_path):
+    config = load(configfile)
+    config["results"] = str(tmp_path / "results")
+    result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path)
+    counts = job_counts(result.stdout)
+    assert counts["train"] == runs
+    assert counts == expected_counts(config)
+
+
+def tiny_with(change) -> dict:
+    config = load(TINY)
+    change(config)
+    return config
+
+
+def set_path(config: dict, path: str, value):
+    *parents, last = path.split(".")
+    node = config
+    for key in parents:
+        node = node[key]
+    node[last] = value
+
+
+BAD_CONFIGS = [
+    ("defaults.hidden", 0, "0 is less than the minimum of 1", "['defaults']['hidden']"),
+    ("defaults.train_frac", 1.0, "1.0 is greater than or equal to the maximum of 1", "['train_frac']"),
+    ("defaults.train_frac", 0, "0 is less than or equal to the minimum of 0", "['train_frac']"),
+    ("defaults.lr", -1.0, "-1.0 is less than or equal to the minimum of 0", "['defaults']['lr']"),
+    ("defaults.optimizer", "rmsprop", "'rmsprop' is not one of ['adam', 'adamw', 'sgd']", "['optimizer']"),
+    ("defaults.batch_size", 12.5, "12.5 is not of type 'integer'", "['batch_size']"),
+    ("defaults.learning_rate", 0.1, "Unevaluated properties are not allowed ('learning_rate'", "['defaults']"),
+    ("experiments.vary_p.sweep.p", [5, "x"], "'x' is not of type 'integer'", "['sweep']['p'][1]"),
+    ("experiments.vary_p.sweep.depth", [2], "Additional properties are not allowed ('depth'", "['sweep']"),
+    ("llc.preset", "fast", "'fast' is not one of ['paper_code', 'paper_text']", "['llc']['preset']"),
+    ("llc.chunk_size", 0, "0 is less than the minimum of 1", "['llc']['chunk_size']"),
+    ("hessian.num_probes", -3, "-3 is less than the minimum of 1", "['hessian']['num_probes']"),
+    (
+        "defaults.early_stop",
+        {"threshold": 1.5, "patience": 3},
+        "is not valid under any of the given schemas",
+        "['early_stop']",
+    ),
+    ("sampler_sensitivity.localizations", [], "[] should be non-empty", "['localizations']"),
+    ("unknown_key", 1, "Additional properties are not allowed ('unknown_key'", "instance"),
+]
+
+
+@pytest.mark.parametrize("path, value, message, where", BAD_CONFIGS)
+def test_schema_rejects_bad_configs_naming_the_key(path, value, message, where):
+    config = tiny_with(lambda c: set_path(c, path, value))
+    with pytest.raises(WorkflowError) as error:
+        validate(config, str(SCHEMA), set_default=True)
+    text = str(error.value)
+    assert message in text
+    assert where in text
+
+
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        ("defaults.p", 9, "experiments.baseline: p = 9: expected a prime integer >= 3"),
+        ("experiments.vary_p.sweep.p", [5, 51], "experiments.vary_p p=51: p = 51: expected a prime"),
+        ("experiments.vary_lr_wd.momentum", 0.9, "only the sgd optimizer takes momentum"),
+        ("figures.fig1a.experiment", "vary_q", "figures.fig1a.experiment = 'vary_q': no such experiment"),
+        ("sampler_sensitivity.experiment", "nope", "sampler_sensitivity.experiment = 'nope'"),
+    ],
+)
+def test_semantic_checks_after_the_schema(path, value, message):
+    config = tiny_with(lambda c: set_path(c, path, value))
+    validate(config, str(SCHEMA), set_default=True)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        _, membership = expand_experiments(config)
+        check_references(config, membership)
+
+
+def test_a_bad_config_fails_before_any_job_starts(tmp_path):
+    config = tiny_with(lambda c: set_path(c, "experiments.vary_p.sweep.p", [5, 51]))
+    config["results"] = str(tmp_path / "results")
+    result = snakemake("--cores", "1", "--configfile", write_config(tmp_path, config), cwd=tmp_path, check=False)
+    assert result.returncode != 0
+    assert "experiments.vary_p p=51: p = 51: expected a prime integer >= 3" in result.stdout + result.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_env_files_parse_pin_like_pyproject_and_exist_for_every_rule():
+    import tomllib
+
+    pins = [d for d in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]]
+    for env in (REPO / "envs").glob("*.yaml"):
+        spec = load(env)
+        assert spec["channels"] == ["conda-forge", "nodefaults"], env
+        pip = next(item["pip"] for item in spec["dependencies"] if isinstance(item, dict))
+        assert set(pins) <= set(pip), (env, set(pins) - set(pip))
+        assert "-e .." in pip
+    rules = (REPO / "workflow" / "rules").glob("*.smk")
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    for name in ("grokslt.yaml", "figures.yaml"):
+        assert f'"../../envs/{name}"' in common
+        assert (REPO / "envs" / name).exists()
+    for rule_file in rules:
+        text = rule_file.read_text()
+        assert text.count("conda:") == text.count("\nrule ") + text.count("\ncheckpoint ") + text.startswith(
+            ("rule ", "checkpoint ")
+        ), rule_file
+
+
+# -- real runs --------------------------------------------------------------------------------------------
+
+
+def copy_workflow(destination: Path) -> Path:
+    """A copy of the workflow files, so that a test may edit a figure module without touching the repo."""
+    shutil.copy(REPO / "Snakefile", destination / "Snakefile")
+    shutil.copytree(REPO / "workflow", destination / "workflow")
+    shutil.copytree(REPO / "profiles", destination / "profiles")
+    shutil.copytree(REPO / "envs", destination / "envs")
+    shutil.copytree(REPO / "src" / "grokslt" / "figures", destination / "src" / "grokslt" / "figures")
+    return destination / "Snakefile"
+
+
+def tables(results: Path) -> dict[str, bytes]:
+    """Every CSV the workflow wrote, by relative path."""
+    return {str(p.relative_to(results)): p.read_bytes() for p in sorted(results.rglob("*.csv"))}
+
+
+@pytest.fixture(scope="module")
+def finished_tiny(tmp_path_factory):
+    """The tiny configuration run to the end in a workflow copy."""
+    root = tmp_path_factory.mktemp("tiny")
+    snakefile = copy_workflow(root)
+    started = time.time()
+    snakemake("--cores", "2", "--configfile", TINY, cwd=root, snakefile=snakefile)
+    return root, snakefile, time.time() - started
+
+
+@pytest.mark.slow
+def test_tiny_run_produces_every_table_and_figure(finished_tiny):
+    root, _, _ = finished_tiny
+    results = root / "results"
+    config = load(TINY)
+    runs, _ = expand_experiments(config)
+    for run in runs:
+        for name in ("params.csv", "loss_data.csv", "train_log.csv", "theory.csv"):
+            assert (results / "runs" / run / name).stat().st_size > 0
+    for name in (
+        "fig1a",
+        "fig1b",
+        "fig2",
+        "fig9",
+        "sensitivity",
+        "theory_vs_measurement",
+        "diagnostics",
+        "trajectories_vary_p",
+    ):
+        for suffix in (".pdf", ".png"):
+            assert (results / "figures" / f"{name}{suffix}").stat().st_size > 5000
+    import pandas as pd
+
+    summary = pd.read_csv(results / "summary" / "runs.csv")
+    assert sorted(summary["run"]) == sorted(runs)
+    assert summary["final_llc"].notna().all() and (summary["final_llc"] > 0).all()
+    loss = pd.read_csv(results / "runs" / sorted(runs)[0] / "loss_data.csv")
+    assert {"llc", "llc_std", "trace_hutchinson", "trace_exact", "K_eff", "training_step"} <= set(loss.columns)
+
+
+def dry_run_jobs(root: Path, snakefile: Path, configfile: Path) -> dict[str, int]:
+    result = snakemake("-n", "--configfile", configfile, cwd=root, snakefile=snakefile)
+    if "Nothing to be done" in result.stdout + result.stderr:
+        return {}
+    return job_counts(result.stdout)
+
+
+@pytest.mark.slow
+def test_incremental_rebuilds(finished_tiny, tmp_path):
+    root, snakefile, _ = finished_tiny
+    # (a) nothing changed: nothing runs
+    assert dry_run_jobs(root, snakefile, TINY) == {}
+    # (b) restyling one figure reruns that figure alone
+    module = root / "src" / "grokslt" / "figures" / "severity.py"
+    original = module.read_text()
+    module.write_text(original + "\n# restyled\n")
+    try:
+        assert dry_run_jobs(root, snakefile, TINY) == {"fig9": 1, "all": 1}
+    finally:
+        module.write_text(original)
+    # (c) another sampler setting reruns the LLC jobs and what reads them, never training
+    sampler = write_config(tmp_path, tiny_with(lambda c: set_path(c, "llc.num_draws", 25)), "sampler.yaml")
+    jobs = dry_run_jobs(root, snakefile, sampler)
+    assert "train" not in jobs and "dataset" not in jobs and "hessian" not in jobs
+    assert jobs["llc"] >= 6 and jobs["run_tables"] == 6 and jobs["sampler_sensitivity"] == 1 and jobs["fig2"] == 1
+    # (d) a run added to an experiment trains that run only
+    added = write_config(
+        tmp_path, tiny_with(lambda c: c["experiments"]["seeds"]["sweep"]["seed"].append(3)), "added.yaml"
+    )
+    jobs = dry_run_jobs(root, snakefile, added)
+    assert jobs["train"] == 1 and jobs["dataset"] == 1 and jobs["run_tables"] == 1 and jobs["run_theory"] == 1
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_restart_gives_the_same_results(finished_tiny, tmp_path):
+    reference_root, _, elapsed = finished_tiny
+    snakefile = copy_workflow(tmp_path)
+    command = [SNAKEMAKE, "-s", str(snakefile), "--cores", "2", "--configfile", str(TINY)]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list((tmp_path / "results" / "runs").glob("*/llc/*.csv"))) < 2:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)  # Snakemake and every job it started
+    process.wait()
+    assert not (tmp_path / "results" / "summary" / "runs.csv").exists(), "killed after the end"
+    snakemake("--unlock", "--configfile", TINY, cwd=tmp_path, snakefile=snakefile)
+    snakemake("--cores", "2", "--configfile", TINY, cwd=tmp_path, snakefile=snakefile)
+    expected = tables(reference_root / "results")
+    assert tables(tmp_path / "results") == expected
+    assert len(expected) > 40 and elapsed > 0
