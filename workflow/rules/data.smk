@@ -1,4 +1,6 @@
 rule dataset:
+    group:
+        "small"
     output:
         f"{RESULTS}/data/{{dataset}}.npz",
     params:

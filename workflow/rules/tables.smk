@@ -1,4 +1,6 @@
 rule run_tables:
+    group:
+        "small"
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
         llc=lambda wildcards: chunk_files(wildcards.run, "llc"),
