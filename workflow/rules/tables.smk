@@ -1,6 +1,4 @@
 rule run_tables:
-    group:
-        "small"
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
         llc=lambda wildcards: chunk_files(wildcards.run, "llc"),
