@@ -80,12 +80,14 @@ def loss_table(tables: dict[str, pd.DataFrame], run: str, columns: Iterable[str]
     return tables[run]
 
 
-def mark_transitions(ax, row: pd.Series) -> None:
-    """Dotted lines at the memorisation and grokking steps of a summary row."""
+def mark_transitions(ax, row: pd.Series, labelled: bool = True) -> None:
+    """Dotted lines at the memorisation and grokking steps of a summary row, labelled if asked."""
     labels = {"memorisation_step": "memorised", "grok_step_50": "val 50%", "grok_step_95": "val 95%"}
     for key, label in labels.items():
-        if key in row and pd.notna(row[key]):
-            ax.axvline(row[key], color="0.4", linestyle=":", linewidth=0.8)
+        if key not in row or pd.isna(row[key]):
+            continue
+        ax.axvline(row[key], color="0.4", linestyle=":", linewidth=0.8)
+        if labelled:
             ax.annotate(
                 label,
                 (row[key], 1.0),

@@ -11,6 +11,7 @@ import pandas as pd
 
 from grokslt.figures import style
 
+SWEPT = {"p": "p", "hidden": "K", "lr": "lr", "weight_decay": "wd", "batch_size": "batch", "seed": "seed"}
 COLUMNS = ["step", "train_loss", "val_loss", "train_acc", "val_acc", "llc", "llc_std", "trace_hutchinson"]
 
 
@@ -63,7 +64,7 @@ def fig2(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str
     twin = trace_ax.get_legend_handles_labels()
     llc_ax.legend(handles[0] + twin[0], handles[1] + twin[1], fontsize=6, loc="lower right")
     for ax in (loss_ax, acc_ax, llc_ax):
-        style.mark_transitions(ax, run)
+        style.mark_transitions(ax, run, labelled=ax is loss_ax)
     loss_ax.set_title(run["run"], fontsize=7)
     return fig
 
@@ -71,6 +72,8 @@ def fig2(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str
 def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str):
     """One panel per run: LLC (left axis) and train/validation accuracy (right axis)."""
     rows = style.experiment_rows(summary, experiment, "summary/runs.csv")
+    swept = [c for c in SWEPT if c in rows and rows[c].nunique() > 1] or ["seed"]
+    rows = rows.sort_values(swept)
     count = len(rows)
     columns = min(4, count)
     nrows = math.ceil(count / columns)
@@ -86,11 +89,14 @@ def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], expe
         acc.grid(False)
         acc.tick_params(labelsize=5)
         ax.tick_params(labelsize=5)
-        title = f"p={row['p']} K={row['hidden']} lr={row['lr']:g} wd={row['weight_decay']:g} bs={row['batch_size']}"
-        ax.set_title(title, fontsize=6)
-        style.mark_transitions(ax, row)
+        ax.set_title("  ".join(f"{SWEPT[c]}={row[c]:g}" for c in swept), fontsize=6)
+        style.mark_transitions(ax, row, labelled=False)
     for ax in list(axes.flat)[count:]:
         ax.set_visible(False)
     fig.supxlabel("training step", fontsize=7)
-    fig.suptitle(f"{experiment}: LLC (green) with train (blue) and validation (orange) accuracy", fontsize=8)
+    fig.suptitle(
+        f"{experiment}: LLC (green, left) with train (blue) and validation (orange) accuracy (right)"
+        "; dotted: memorised, val 50%, val 95%",
+        fontsize=7,
+    )
     return fig
