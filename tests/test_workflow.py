@@ -4,54 +4,28 @@ tiny configuration, incremental rebuilds, and a run killed with SIGKILL and rest
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
+from workflow_support import (
+    REPO,
+    SCHEMA,
+    SNAKEMAKE,
+    TINY,
+    copy_workflow,
+    job_counts,
+    load,
+    snakemake,
+    tables,
+    write_config,
+)
 
 from grokslt.experiments import check_references, expand_experiments
-
-REPO = Path(__file__).resolve().parents[1]
-TINY = REPO / "tests" / "workflow" / "tiny.yaml"
-SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-
-
-def snakemake(*args, cwd: Path, snakefile: Path = REPO / "Snakefile", timeout: int = 600, check: bool = True):
-    result = subprocess.run(
-        [SNAKEMAKE, "-s", str(snakefile), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}")
-    return result
-
-
-def job_counts(output: str) -> dict[str, int]:
-    lines = output.split("Job stats:")[1].splitlines()[3:]
-    counts = {}
-    for line in lines:
-        parts = line.split()
-        if len(parts) != 2 or parts[0] == "total":
-            break
-        counts[parts[0]] = int(parts[1])
-    return counts
-
-
-def load(path: Path) -> dict:
-    return yaml.safe_load(path.read_text())
-
-
-def write_config(tmp_path: Path, config: dict, name: str = "config.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 @pytest.mark.parametrize("configfile", [REPO / "config.yaml", REPO / "config" / "quick.yaml", TINY])
@@ -192,31 +166,6 @@ def test_env_files_parse_pin_like_pyproject_and_exist_for_every_rule():
 # -- real runs --------------------------------------------------------------------------------------------
 
 
-def copy_workflow(destination: Path) -> Path:
-    """A copy of the workflow files, so that a test may edit a figure module without touching the repo."""
-    shutil.copy(REPO / "Snakefile", destination / "Snakefile")
-    shutil.copytree(REPO / "workflow", destination / "workflow")
-    shutil.copytree(REPO / "profiles", destination / "profiles")
-    shutil.copytree(REPO / "envs", destination / "envs")
-    shutil.copytree(REPO / "src" / "grokslt" / "figures", destination / "src" / "grokslt" / "figures")
-    return destination / "Snakefile"
-
-
-def tables(results: Path) -> dict[str, bytes]:
-    """Every CSV the workflow wrote, by relative path."""
-    return {str(p.relative_to(results)): p.read_bytes() for p in sorted(results.rglob("*.csv"))}
-
-
-@pytest.fixture(scope="module")
-def finished_tiny(tmp_path_factory):
-    """The tiny configuration run to the end in a workflow copy."""
-    root = tmp_path_factory.mktemp("tiny")
-    snakefile = copy_workflow(root)
-    started = time.time()
-    snakemake("--cores", "2", "--configfile", TINY, cwd=root, snakefile=snakefile)
-    return root, snakefile, time.time() - started
-
-
 @pytest.mark.slow
 def test_tiny_run_produces_every_table_and_figure(finished_tiny):
     root, _, _ = finished_tiny
@@ -299,3 +248,11 @@ def test_sigkill_mid_run_then_restart_gives_the_same_results(finished_tiny, tmp_
     expected = tables(reference_root / "results")
     assert tables(tmp_path / "results") == expected
     assert len(expected) > 40 and elapsed > 0
+
+
+@pytest.mark.parametrize("profile", [[], ["--profile", "profiles/slurm"]])
+def test_profiles_load_config_yaml_by_default(profile):
+    result = snakemake("-n", *profile, cwd=REPO)
+    assert job_counts(result.stdout)["train"] == 246
+    if profile:
+        assert "slurm_partition=main" in result.stdout

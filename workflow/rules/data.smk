@@ -1,6 +1,6 @@
 rule dataset:
     group:
-        "small"
+        "datasets"
     output:
         f"{RESULTS}/data/{{dataset}}.npz",
     params:

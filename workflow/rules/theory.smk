@@ -24,8 +24,6 @@ rule theory_tables:
 
 
 rule run_theory:
-    group:
-        "small"
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
     output:

@@ -1,0 +1,60 @@
+"""Helpers shared by the workflow and SLURM tests: running Snakemake on a copy of the workflow."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "workflow" / "tiny.yaml"
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+
+def snakemake(*args, cwd: Path, snakefile: Path = REPO / "Snakefile", timeout: int = 600, check: bool = True):
+    result = subprocess.run(
+        [SNAKEMAKE, "-s", str(snakefile), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def job_counts(output: str) -> dict[str, int]:
+    lines = output.split("Job stats:")[1].splitlines()[3:]
+    counts = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] == "total":
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def write_config(tmp_path: Path, config: dict, name: str = "config.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def copy_workflow(destination: Path) -> Path:
+    """A copy of the workflow files, so that a test may edit a figure module without touching the repo."""
+    shutil.copy(REPO / "Snakefile", destination / "Snakefile")
+    shutil.copytree(REPO / "workflow", destination / "workflow")
+    shutil.copytree(REPO / "profiles", destination / "profiles")
+    shutil.copytree(REPO / "envs", destination / "envs")
+    shutil.copytree(REPO / "src" / "grokslt" / "figures", destination / "src" / "grokslt" / "figures")
+    return destination / "Snakefile"
+
+
+def tables(results: Path) -> dict[str, bytes]:
+    """Every CSV the workflow wrote, by relative path."""
+    return {str(p.relative_to(results)): p.read_bytes() for p in sorted(results.rglob("*.csv"))}
