@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import numpy as np
 import torch
@@ -24,6 +23,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from grokslt import runtime
 from grokslt.checkpoint_llc import estimate_checkpoints
 from grokslt.data import one_hot_inputs, one_hot_targets
+from grokslt.devinterp_backend import run_devinterp
 from grokslt.llc import sampler_settings
 from grokslt.loss import centred_loss
 from grokslt.runs import load_run, step_seed
@@ -31,9 +31,6 @@ from grokslt.runs import load_run, step_seed
 
 def authors_devinterp(run, params, settings, seed) -> float:
     """devinterp as the authors call it: dense nn.Linear model, one-hot TensorDataset, autograd."""
-    from devinterp.optim.sgld import SGLD
-    from devinterp.slt.sampler import estimate_learning_coeff_with_summary
-
     p, hidden = run.config.p, run.config.hidden
     model = torch.nn.Sequential(
         torch.nn.Linear(2 * p, hidden, bias=False), Square(), torch.nn.Linear(hidden, p, bias=False)
@@ -51,22 +48,8 @@ def authors_devinterp(run, params, settings, seed) -> float:
         out = net(x)
         return centred_loss(out, y), {"output": out}
 
-    torch.manual_seed(seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = estimate_learning_coeff_with_summary(
-            model,
-            loader=loader,
-            evaluate=evaluate,
-            sampling_method=SGLD,
-            optimizer_kwargs=dict(lr=settings.step_size, localization=settings.localization),
-            num_chains=settings.num_chains,
-            num_draws=settings.num_draws,
-            num_burnin_steps=settings.num_burnin,
-            seed=seed % 2**32,
-            online=False,
-            verbose=False,
-        )
+    nbeta = settings.resolved_nbeta(run.config.batch_size)
+    result = run_devinterp(model, loader, evaluate, settings, nbeta, seed)
     return result["llc/mean"]
 
 

@@ -103,9 +103,9 @@ def estimate_checkpoints(
     if backend not in BACKENDS:
         raise ValueError(f"backend = {backend!r}: expected one of {BACKENDS}")
     out = []
-    step_size = stack if backend == "native" else 1
-    for start in range(0, len(checkpoints), step_size):
-        group = checkpoints[start : start + step_size]
+    group_size = stack if backend == "native" else 1
+    for start in range(0, len(checkpoints), group_size):
+        group = checkpoints[start : start + group_size]
         began = time.perf_counter()
         if backend == "native":
             results = native_estimates(data, group, settings, batch_size, seed, device, stack)

@@ -19,36 +19,24 @@ from grokslt.loss import centred_loss
 from grokslt.model import QuadraticNet
 
 
-def devinterp_estimate(
-    data: ModularAddition,
-    params: dict[str, torch.Tensor],
+def run_devinterp(
+    model,
+    loader,
+    evaluate,
     settings: SamplerSettings,
-    batch_size: int,
+    nbeta: float,
     seed: int,
-    device: str | torch.device = "cpu",
-) -> LLCResult:
+    device="cpu",
+    init_loss: float | None = None,
+) -> dict:
+    """devinterp 1.3.2's `estimate_learning_coeff_with_summary` with its SGLD at these settings."""
     from devinterp.optim.sgld import SGLD
     from devinterp.slt.sampler import estimate_learning_coeff_with_summary
 
-    model = QuadraticNet.from_params(params).to(device)
-    a, b, c = data.subset("train")
-    loader = DataLoader(TensorDataset(a, b, c), batch_size=batch_size, shuffle=True)
-    p = data.p
-
-    def evaluate(net, batch):
-        x_a, x_b, target = batch
-        out = net(x_a, x_b)
-        return centred_loss(out, torch.nn.functional.one_hot(target, p).to(out.dtype)), {"output": out}
-
-    nbeta = settings.resolved_nbeta(batch_size)
-    init_loss = None
-    if settings.init_loss == "full":
-        with torch.no_grad():
-            init_loss = evaluate(model, (a.to(device), b.to(device), c.to(device)))[0].item()
     torch.manual_seed(seed)  # devinterp's loader shuffles and its L_init batches use the global RNG
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = estimate_learning_coeff_with_summary(
+        return estimate_learning_coeff_with_summary(
             model,
             loader=loader,
             evaluate=evaluate,
@@ -69,6 +57,32 @@ def devinterp_estimate(
             online=False,
             verbose=False,
         )
+
+
+def devinterp_estimate(
+    data: ModularAddition,
+    params: dict[str, torch.Tensor],
+    settings: SamplerSettings,
+    batch_size: int,
+    seed: int,
+    device: str | torch.device = "cpu",
+) -> LLCResult:
+    model = QuadraticNet.from_params(params).to(device)
+    a, b, c = data.subset("train")
+    loader = DataLoader(TensorDataset(a, b, c), batch_size=batch_size, shuffle=True)
+    p = data.p
+
+    def evaluate(net, batch):
+        x_a, x_b, target = batch
+        out = net(x_a, x_b)
+        return centred_loss(out, torch.nn.functional.one_hot(target, p).to(out.dtype)), {"output": out}
+
+    nbeta = settings.resolved_nbeta(batch_size)
+    init_loss = None
+    if settings.init_loss == "full":
+        with torch.no_grad():
+            init_loss = evaluate(model, (a.to(device), b.to(device), c.to(device)))[0].item()
+    result = run_devinterp(model, loader, evaluate, settings, nbeta, seed, device, init_loss)
     trace = np.asarray(result["loss/trace"], dtype=np.float64)
     llc_per_chain = np.array([result[f"llc-chain/{i}"] for i in range(settings.num_chains)])
     init = float(np.mean(trace.mean(axis=1) - llc_per_chain / nbeta))  # recover devinterp's L_init
