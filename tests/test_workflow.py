@@ -256,3 +256,14 @@ def test_profiles_load_config_yaml_by_default(profile):
     assert job_counts(result.stdout)["train"] == 246
     if profile:
         assert "slurm_partition=main" in result.stdout
+
+
+@pytest.mark.slow
+def test_report_holds_every_figure_with_its_caption(finished_tiny):
+    root, snakefile, _ = finished_tiny
+    report = root / "report.html"
+    snakemake("--configfile", TINY, "--report", report, cwd=root, snakefile=snakefile)
+    text = report.read_text(errors="replace")
+    assert report.stat().st_size > 100_000
+    for caption in ("Figure 1a: final LLC", "Figure 9 and appendix H.4", "Sampler diagnostics"):
+        assert caption in text

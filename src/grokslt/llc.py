@@ -285,6 +285,25 @@ class BiasReducedLLC:
     estimates: list[float]
 
 
+def estimate_bias_reduced_llc(
+    loss_fn: LossFn,
+    params: Mapping[str, torch.Tensor],
+    n: int,
+    sampler: str | SamplerSettings,
+    batch_size: int,
+    seed: int,
+    nbetas: Sequence[float],
+    device: str | torch.device = "cpu",
+) -> BiasReducedLLC:
+    """Estimates at each nbeta (same chains' seed, the sampler's other settings), then the intercept."""
+    settings = sampler_settings(sampler)
+    estimates = [
+        estimate_llc(loss_fn, params, n, settings.replace(nbeta=float(nbeta)), batch_size, seed, device=device).llc_mean
+        for nbeta in nbetas
+    ]
+    return bias_reduced_llc(nbetas, estimates)
+
+
 def bias_reduced_llc(nbetas: Sequence[float], estimates: Sequence[float]) -> BiasReducedLLC:
     """Regress the estimates on 1/log(nbeta) (eq. 7: nbeta(E L - L*) ~ lambda - (m-1)/log(nbeta));
     the intercept is the bias-reduced LLC, with its ordinary-least-squares standard error."""
