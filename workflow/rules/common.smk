@@ -1,6 +1,7 @@
 # Config validation, run expansion, wildcard constraints and input functions shared by every stage.
 import math
 import os
+import sys
 
 from snakemake.utils import validate
 
@@ -12,6 +13,11 @@ try:
     check_references(config, MEMBERSHIP)
 except ValueError as error:
     raise WorkflowError(f"config: {error}") from None
+
+# Rules call the `grokslt` command line. Where Snakemake was started without activating its environment
+# (`.venv/bin/snakemake ...`), the command is found beside Snakemake's own interpreter; an activated or
+# conda environment earlier on PATH takes precedence.
+shell.prefix(f'set -euo pipefail; export PATH="$PATH:{os.path.dirname(sys.executable)}"; ')
 
 RESULTS = config["results"]
 THREADS = config["threads"]
