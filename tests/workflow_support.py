@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,9 +16,21 @@ SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
+def bare_environment() -> dict[str, str]:
+    """The environment without the virtual environment on PATH, as for `.venv/bin/snakemake` from a plain shell."""
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin)
+    return {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"} | {"PATH": path}
+
+
 def snakemake(*args, cwd: Path, snakefile: Path = REPO / "Snakefile", timeout: int = 600, check: bool = True):
     result = subprocess.run(
-        [SNAKEMAKE, "-s", str(snakefile), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        [SNAKEMAKE, "-s", str(snakefile), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=bare_environment(),
     )
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}")
