@@ -17,13 +17,7 @@ import numpy as np
 import torch
 
 from grokslt.data import ModularAddition
-from grokslt.llc import (
-    LLCResult,
-    SamplerSettings,
-    chain_statistics,
-    initial_losses,
-    run_sgld,
-)
+from grokslt.llc import LLCResult, SamplerSettings, estimate_llc_stacked
 from grokslt.model import centred_loss_and_grad
 from grokslt.runs import load_run, parse_steps, select_steps, step_seed
 
@@ -58,34 +52,16 @@ def native_estimates(
     device: str | torch.device = "cpu",
     stack: int = 1,
 ) -> list[LLCResult]:
-    """Estimates at each (step, params) checkpoint. `stack` checkpoints run as one batched computation
-    of stack x num_chains chains: no gain on a CPU, where one GEMM already fills a core, but the
-    main win on a GPU."""
+    """Estimates at each (step, params) checkpoint, `stack` checkpoints x num_chains chains at a time:
+    no gain on a CPU, where one GEMM already fills a core, but the main win on a GPU."""
     loss_fn = QuadraticNetLoss.training_set(data, device)
-    nbeta = settings.resolved_nbeta(batch_size)
     results = []
     for start in range(0, len(checkpoints), stack):
         group = checkpoints[start : start + stack]
-        generators = [torch.Generator(device=device).manual_seed(step_seed(seed, step)) for step, _ in group]
-        centers = {
-            name: torch.cat([p[name].to(device).expand((settings.num_chains,) + p[name].shape) for _, p in group])
-            for name in ("W", "V")
-        }
-        init = torch.cat(
-            [
-                initial_losses(loss_fn, _rows(centers, i, settings.num_chains), data.n_train, settings, batch_size, g)
-                for i, g in enumerate(generators)
-            ]
-        )
-        trace = run_sgld(loss_fn, centers, data.n_train, settings, batch_size, generators).cpu().numpy()
-        for i in range(len(group)):
-            rows = slice(i * settings.num_chains, (i + 1) * settings.num_chains)
-            results.append(chain_statistics(trace[rows], init[rows][0].item(), nbeta))
+        seeds = [step_seed(seed, step) for step, _ in group]
+        params = [{"W": p["W"], "V": p["V"]} for _, p in group]  # noise is drawn in this order, as devinterp does
+        results.extend(estimate_llc_stacked(loss_fn, params, data.n_train, settings, batch_size, seeds, device=device))
     return results
-
-
-def _rows(params, group: int, size: int):
-    return {k: v[group * size : (group + 1) * size] for k, v in params.items()}
 
 
 def estimate_checkpoints(

@@ -14,6 +14,7 @@ centred). X^T h_j sums h_j over the samples that contain each input symbol: a sc
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from grokslt.loss import centred_loss
 from grokslt.model import forward_pairs, hidden_pre_activation
 
 PRESETS = {"paper_text": 100, "paper_code": 2}
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -110,6 +112,7 @@ def write_hessian_table(
     for step in selected:
         params = run.load(step)
         estimate = hutchinson_trace(loss_fn, params, probes, torch.Generator().manual_seed(step_seed(seed, step)))
+        log.info("Tr(H) at step %d: %.4g +- %.2g", step, estimate.mean, estimate.stderr)
         rows.append(
             {
                 "step": step,

@@ -267,13 +267,40 @@ def estimate_llc(
     device: str | torch.device = "cpu",
 ) -> LLCResult:
     """The LLC at w* = `params` (tensors without a chain dimension) for a model of n samples."""
+    [result] = estimate_llc_stacked(loss_fn, [params], n, sampler, batch_size, [seed], [init_loss], device)
+    return result
+
+
+def estimate_llc_stacked(
+    loss_fn: LossFn,
+    params_list: Sequence[Mapping[str, torch.Tensor]],
+    n: int,
+    sampler: str | SamplerSettings,
+    batch_size: int,
+    seeds: Sequence[int],
+    init_losses: Sequence[float | None] | None = None,
+    device: str | torch.device = "cpu",
+) -> list[LLCResult]:
+    """Estimates at several points w* at once: their chains are stacked into one batched computation
+    (the main win on a GPU), while each point's batches and noise come from its own seed, so a result
+    does not depend on which other points share the computation."""
     settings = sampler_settings(sampler)
-    generator = torch.Generator(device=device).manual_seed(seed)
-    centers = {k: v.detach().to(device).expand((settings.num_chains,) + v.shape).clone() for k, v in params.items()}
-    if init_loss is None:
-        init_loss = initial_losses(loss_fn, centers, n, settings, batch_size, generator)[0].item()
-    trace = run_sgld(loss_fn, centers, n, settings, batch_size, [generator])
-    return chain_statistics(trace.cpu().numpy(), init_loss, settings.resolved_nbeta(batch_size))
+    chains = settings.num_chains
+    generators = [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
+    centers = {
+        name: torch.cat([p[name].detach().to(device).expand((chains,) + p[name].shape) for p in params_list])
+        for name in params_list[0]
+    }
+    init_losses = list(init_losses or [None] * len(params_list))
+    for i, generator in enumerate(generators):
+        if init_losses[i] is None:
+            rows = {k: v[i * chains : (i + 1) * chains] for k, v in centers.items()}
+            init_losses[i] = initial_losses(loss_fn, rows, n, settings, batch_size, generator)[0].item()
+    trace = run_sgld(loss_fn, centers, n, settings, batch_size, generators).cpu().numpy()
+    nbeta = settings.resolved_nbeta(batch_size)
+    return [
+        chain_statistics(trace[i * chains : (i + 1) * chains], init_losses[i], nbeta) for i in range(len(params_list))
+    ]
 
 
 @dataclass
