@@ -57,6 +57,10 @@ def test_llc_chunks_together_equal_the_whole_run(tiny_run, tmp_path):
         parts.append(pd.read_csv(tmp_path / f"{i}.csv"))
     whole = pd.read_csv(tmp_path / "all.csv")
     pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole)
+    main(["llc", "--run", str(tiny_run), *FAST_LLC, "--stack", "4", "--out", str(tmp_path / "stacked.csv")])
+    stacked = pd.read_csv(tmp_path / "stacked.csv")
+    pd.testing.assert_frame_equal(stacked.drop(columns="llc_mean"), whole.drop(columns="llc_mean"), rtol=1e-4)
+    assert ((stacked.llc_mean - whole.llc_mean).abs() < 1e-3 * whole.llc_mean.abs()).all()
     assert whole["step"].tolist() == [50, 100, 150, 200, 250, 300]
     assert {"llc_mean", "llc_std", "llc_chain_2", "init_loss", "llc_drift", "n_diverged", "backend"} <= set(whole)
     import numpy as np

@@ -141,26 +141,24 @@ def write_llc_table(
     selected = select_steps(list(run.checkpoints), parse_steps(steps), chunk)
     batch_size = run.config.batch_size
     fixed = settings_columns(settings, preset if isinstance(preset, str) else "custom", backend, batch_size, seed)
-    rows, all_traces = [], []
+    checkpoints = [(step, run.load(step)) for step in selected]
     bar = _progress(len(selected))
-    for step in selected:
-        [(result, wall)] = estimate_checkpoints(
-            run.data, [(step, run.load(step))], settings, batch_size, seed, backend, device, stack
-        )
-        rows.append({"step": step, **result.summary(), **fixed})
-        all_traces.append(result.loss_trace)
-        bar.update(1)
-        log.info("llc at step %d: %.2f +- %.2f (%.1f s)", step, result.llc_mean, result.llc_std, wall)
+    estimates = estimate_checkpoints(
+        run.data, checkpoints, settings, batch_size, seed, backend, device, stack, bar.update
+    )
     bar.close()
-    columns = ["step", *(rows[0] if rows else _empty_columns(settings, fixed))]
-    columns = list(dict.fromkeys(columns))
+    rows = []
+    for step, (result, wall) in zip(selected, estimates, strict=True):
+        rows.append({"step": step, **result.summary(), **fixed})
+        log.info("llc at step %d: %.2f +- %.2f (%.1f s)", step, result.llc_mean, result.llc_std, wall)
+    columns = list(rows[0]) if rows else ["step", *_empty_columns(settings, fixed)]
     write_csv(out, rows, columns)
     if traces:
         shape = (0, settings.num_chains, settings.num_draws)
         save_npz(
             traces,
             steps=np.array(selected, dtype=np.int64),
-            loss_trace=np.stack(all_traces) if all_traces else np.zeros(shape, np.float32),
+            loss_trace=np.stack([r.loss_trace for r, _ in estimates]) if estimates else np.zeros(shape, np.float32),
         )
     return rows
 

@@ -341,7 +341,7 @@ def bias_reduced_llc(nbetas: Sequence[float], estimates: Sequence[float]) -> Bia
         raise ValueError(f"nbetas = {nbetas.tolist()}: expected values > 1 (log(nbeta) > 0)")
     x = 1.0 / np.log(nbetas)
     design = np.column_stack([np.ones_like(x), x])
-    coef, residuals, *_ = np.linalg.lstsq(design, estimates, rcond=None)
+    coef, *_ = np.linalg.lstsq(design, estimates, rcond=None)
     dof = len(x) - 2
     sigma2 = float(((estimates - design @ coef) ** 2).sum() / dof) if dof > 0 else float("nan")
     covariance = sigma2 * np.linalg.inv(design.T @ design)

@@ -49,15 +49,14 @@ def read_csvs(paths) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True).sort_values("step", ignore_index=True)
 
 
-def loss_data(run_dir, llc_csvs, hessian_csvs, theory_csv) -> pd.DataFrame:
+def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> pd.DataFrame:
     """One row per checkpoint: the training log joined with the LLC, Hessian-trace and theory columns."""
     log = pd.read_csv(Path(run_dir) / "train_log.csv")
-    llc = read_csvs(llc_csvs)
     chain_columns = [c for c in llc.columns if c.startswith("llc_chain_")]
     llc = llc[["step", "llc_mean", "llc_std", *chain_columns, "init_loss", "llc_drift", "n_diverged"]].rename(
         columns={"llc_mean": "llc", "init_loss": "llc_init_loss"}
     )
-    hessian = read_csvs(hessian_csvs)[["step", "trace_hutchinson", "trace_stderr", "trace_exact"]]
+    hessian = hessian[["step", "trace_hutchinson", "trace_stderr", "trace_exact"]]
     theory = pd.read_csv(theory_csv)[["step", "K_eff", "keff_llc"]]
     table = log.merge(llc, on="step", how="left").merge(hessian, on="step", how="left")
     table = table.merge(theory, on="step", how="left")
@@ -68,14 +67,12 @@ def loss_data(run_dir, llc_csvs, hessian_csvs, theory_csv) -> pd.DataFrame:
     return table
 
 
-def params_row(run_id: str, run_dir, llc_csvs, hessian_csvs) -> dict:
+def params_row(run_id: str, run_dir, llc: pd.DataFrame, hessian: pd.DataFrame) -> dict:
     meta = json.loads((Path(run_dir) / "run.json").read_text())
     config = meta["config"]
     row = {"run": run_id, **config, **meta["dataset"], "n_params": meta["n_params"]}
-    llc = read_csvs(llc_csvs)
     if len(llc):
         row.update({f"llc_{c}": llc[c].iloc[0] for c in SAMPLER_COLUMNS})
-    hessian = read_csvs(hessian_csvs)
     if len(hessian):
         row.update(hessian_preset=hessian["hessian_preset"].iloc[0], num_probes=int(hessian["num_probes"].iloc[0]))
     row.update({f"version_{k}": v for k, v in {**meta["versions"], **versions(), **_devinterp()}.items()})
@@ -93,9 +90,10 @@ def _devinterp() -> dict:
 
 
 def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, theory_csv, params_out, loss_out) -> None:
-    table = loss_data(run_dir, llc_csvs, hessian_csvs, theory_csv)
+    llc, hessian = read_csvs(llc_csvs), read_csvs(hessian_csvs)
+    table = loss_data(run_dir, llc, hessian, theory_csv)
     write_csv(loss_out, table.to_dict("records"), list(table.columns))
-    row = params_row(run_id, run_dir, llc_csvs, hessian_csvs)
+    row = params_row(run_id, run_dir, llc, hessian)
     write_csv(params_out, [row], list(row))
 
 
