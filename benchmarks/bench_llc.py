@@ -1,9 +1,10 @@
 """LLC speed: the native sampler against devinterp 1.3.2, in one process, on the same checkpoints.
 
-Three ways to estimate the LLC at the `paper_code` preset for 10 checkpoints of a baseline run:
+Four ways to estimate the LLC at the `paper_code` preset for 10 checkpoints of a baseline run:
 - devinterp with the authors' model (nn.Linear layers on one-hot inputs, autograd): the reference;
 - devinterp with our gather-form network (the `devinterp` backend);
-- the native batched sampler with the hand-derived gradient (the `native` backend).
+- the native batched sampler in torch alone (hand-derived gradient, torch's noise);
+- the native sampler with the compiled CPU kernels (the `native` backend's default on a CPU).
 Prints wall time per estimate, the estimates side by side, the ratios and the fraction of this
 core's measured matmul peak that the native sampler reaches.
 
@@ -14,13 +15,14 @@ core's measured matmul peak that the native sampler reaches.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from grokslt import runtime
+from grokslt import cpu_kernels, runtime
 from grokslt.checkpoint_llc import estimate_checkpoints
 from grokslt.data import one_hot_inputs, one_hot_targets
 from grokslt.devinterp_backend import run_devinterp
@@ -58,6 +60,16 @@ class Square(torch.nn.Module):
         return x.square()
 
 
+# (name, backend, compiled kernels on) for the three estimates after the authors' devinterp call
+VARIANTS = [("devinterp", "devinterp", True), ("torch", "native", False), ("native", "native", True)]
+
+
+def use_kernels(on: bool) -> None:
+    """Switch the compiled CPU kernels on or off for the estimates that follow."""
+    os.environ["GROKSLT_CPU_KERNELS"] = "1" if on else "0"
+    cpu_kernels.library.cache_clear()
+
+
 def matmul_peak_gflops(size: int = 1024, reps: int = 5) -> float:
     a, b = torch.randn(size, size), torch.randn(size, size)
     a @ b
@@ -79,23 +91,25 @@ def main() -> None:
     chosen = [steps[i] for i in np.linspace(0, len(steps) - 1, args.checkpoints).round().astype(int)]
     settings = sampler_settings("paper_code")
     rows = []
-    timings = {"authors": 0.0, "devinterp": 0.0, "native": 0.0}
+    timings = {"authors": 0.0, "devinterp": 0.0, "torch": 0.0, "native": 0.0}
     for step in chosen:
         params = run.load(step)
         began = time.perf_counter()
         authors = authors_devinterp(run, params, settings, step_seed(0, step))
         timings["authors"] += time.perf_counter() - began
         estimates = {"authors": authors}
-        for backend in ("devinterp", "native"):
+        for name, backend, kernels in VARIANTS:
+            use_kernels(kernels)
             [(result, wall)] = estimate_checkpoints(
                 run.data, [(step, params)], settings, run.config.batch_size, 0, backend
             )
-            timings[backend] += wall
-            estimates[backend] = result.llc_mean
+            timings[name] += wall
+            estimates[name] = result.llc_mean
         rows.append((step, estimates))
         print(
             f"step {step:6d}: devinterp+dense {estimates['authors']:8.1f} | devinterp+gather "
-            f"{estimates['devinterp']:8.1f} | native {estimates['native']:8.1f}",
+            f"{estimates['devinterp']:8.1f} | native torch {estimates['torch']:8.1f} | "
+            f"native {estimates['native']:8.1f}",
             flush=True,
         )
     n = len(chosen)
@@ -103,15 +117,18 @@ def main() -> None:
     for name, label in [
         ("authors", "devinterp + authors' dense model"),
         ("devinterp", "devinterp + gather model"),
-        ("native", "native"),
+        ("torch", "native, torch only"),
+        ("native", "native, compiled kernels"),
     ]:
         print(f"  {label:34s} {timings[name] / n:6.2f} s")
-    print(
-        f"native speed-up: {timings['authors'] / timings['native']:.2f}x vs devinterp+dense, "
-        f"{timings['devinterp'] / timings['native']:.2f}x vs devinterp+gather"
-    )
-    diffs = [r["native"] - r["authors"] for _, r in rows]
-    print(f"mean native - devinterp+dense over {n} checkpoints: {np.mean(diffs):+.1f} (sd {np.std(diffs, ddof=1):.1f})")
+    for name in ("torch", "native"):
+        print(
+            f"{name} speed-up: {timings['authors'] / timings[name]:.2f}x vs devinterp+dense, "
+            f"{timings['devinterp'] / timings[name]:.2f}x vs devinterp+gather"
+        )
+        diffs = [r[name] - r["authors"] for _, r in rows]
+        spread = f"{np.mean(diffs):+.1f} (sd {np.std(diffs, ddof=1):.1f})"
+        print(f"  mean {name} - devinterp+dense over {n} checkpoints: {spread}")
     p, hidden, batch = run.config.p, run.config.hidden, run.config.batch_size
     flops_per_step = 3 * 2 * batch * hidden * p  # three GEMMs of the hand-derived gradient
     chain_steps = settings.num_chains * (settings.num_burnin + settings.num_draws)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from grokslt import cpu_kernels
 from grokslt.data import ModularAddition
 from grokslt.llc import LLCResult, SamplerSettings, estimate_llc_stacked
 from grokslt.model import centred_loss_and_grad
@@ -28,19 +29,58 @@ log = logging.getLogger(__name__)
 @dataclass
 class QuadraticNetLoss:
     """loss_fn for `grokslt.llc`: the centred minibatch loss of the network on the training set,
-    with its gradient. params {"W": [C, 2p, K], "V": [C, p, K]}, idx [C, B] -> (loss [C], grads)."""
+    with its gradient. params {"W": [C, 2p, K], "V": [C, p, K]}, idx [C, B] -> (loss [C], grads).
+
+    On a CPU with the compiled kernels, everything but the three GEMMs runs in `grokslt.cpu_kernels`
+    into buffers reused from call to call (the returned gradients are overwritten by the next call);
+    elsewhere it is `centred_loss_and_grad`."""
 
     a: torch.Tensor
     b: torch.Tensor
     c: torch.Tensor
+
+    def __post_init__(self):
+        self._buffers = {}
 
     @classmethod
     def training_set(cls, data: ModularAddition, device="cpu") -> QuadraticNetLoss:
         return cls(*(t.to(device) for t in data.subset("train")))
 
     def __call__(self, params, idx):
-        loss, grad_W, grad_V = centred_loss_and_grad(params["W"], params["V"], self.a[idx], self.b[idx], self.c[idx])
+        W, V = params["W"], params["V"]
+        if W.dim() == 3 and cpu_kernels.applicable(W, V):
+            return self._fused(W, V, idx)
+        loss, grad_W, grad_V = centred_loss_and_grad(W, V, self.a[idx], self.b[idx], self.c[idx])
         return loss, {"W": grad_W, "V": grad_V}
+
+    def _fused(self, W, V, idx):
+        chains, two_p, hidden = W.shape
+        batch, p = idx.shape[1], two_p // 2
+        buffers = self._buffers_for(chains, batch, p, hidden)
+        table = W.reshape(-1, hidden)
+        first, second = cpu_kernels.pair_rows(idx, self.a, self.b, p)
+        z = cpu_kernels.gather_square(table, first, second, out=buffers["z"]).view(chains, batch, hidden)
+        pred = torch.bmm(z, V.transpose(1, 2), out=buffers["pred"])
+        # dL/dpred = -P_perp(Y - pred) / B
+        dpred, loss = cpu_kernels.centred_residual(pred, idx, self.c, -1.0 / batch, out=buffers["dpred"])
+        grad_V = torch.bmm(dpred.transpose(1, 2), z, out=buffers["grad_V"])
+        dz = torch.bmm(dpred, V, out=buffers["dz"]).view(-1, hidden)  # dL/dh = 2 h dz
+        grad_W = cpu_kernels.scatter_product(dz, table, first, second, 2.0, out=buffers["grad_W"])
+        return loss, {"W": grad_W.view(W.shape), "V": grad_V}
+
+    def _buffers_for(self, chains, batch, p, hidden) -> dict[str, torch.Tensor]:
+        key = (chains, batch, p, hidden)
+        if key not in self._buffers:
+            shapes = {
+                "z": (chains * batch, hidden),
+                "pred": (chains, batch, p),
+                "dpred": (chains, batch, p),
+                "grad_V": (chains, p, hidden),
+                "dz": (chains, batch, hidden),
+                "grad_W": (chains * 2 * p, hidden),
+            }
+            self._buffers[key] = {name: torch.empty(shape) for name, shape in shapes.items()}
+        return self._buffers[key]
 
 
 def native_estimates(
@@ -165,7 +205,7 @@ def write_llc_table(
 
 def _empty_columns(settings: SamplerSettings, fixed: dict) -> list[str]:
     chains = [f"llc_chain_{i}" for i in range(settings.num_chains)]
-    stats = ["llc_mean", "llc_std", *chains, "init_loss", "nbeta", "n_diverged", "loss_slope", "llc_drift"]
+    stats = ["llc_mean", "llc_std", *chains, "init_loss", "nbeta", "n_diverged", "loss_slope", "llc_drift", "noise"]
     return [*stats, *fixed]
 
 

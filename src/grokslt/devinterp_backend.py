@@ -86,4 +86,4 @@ def devinterp_estimate(
     trace = np.asarray(result["loss/trace"], dtype=np.float64)
     llc_per_chain = np.array([result[f"llc-chain/{i}"] for i in range(settings.num_chains)])
     init = float(np.mean(trace.mean(axis=1) - llc_per_chain / nbeta))  # recover devinterp's L_init
-    return chain_statistics(trace, init, nbeta)
+    return chain_statistics(trace, init, nbeta, noise="devinterp")

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from grokslt import cpu_kernels
+from grokslt.cpu_kernels import NormalStream
+
 Params = dict[str, torch.Tensor]
 # loss_fn(params with a leading chain dimension, sample indices [C, B]) -> loss [C],
 # or (loss [C], gradients with the shapes of params)
@@ -107,6 +110,7 @@ class LLCResult:
     nbeta: float
     diverged: np.ndarray  # [C] bool
     loss_slope: np.ndarray  # [C], least-squares slope of the loss per draw over the second half
+    noise: str = "torch"  # where the Gaussian noise came from: "torch", "xoshiro128++" or "devinterp"
 
     @property
     def llc_drift(self) -> float:
@@ -126,10 +130,13 @@ class LLCResult:
             "n_diverged": int(self.diverged.sum()),
             "loss_slope": float(np.nanmean(self.loss_slope)),
             "llc_drift": self.llc_drift,
+            "noise": self.noise,
         }
 
 
-def chain_statistics(trace: np.ndarray, init_loss: float, nbeta: float, max_loss: float = 1e8) -> LLCResult:
+def chain_statistics(
+    trace: np.ndarray, init_loss: float, nbeta: float, max_loss: float = 1e8, noise: str = "torch"
+) -> LLCResult:
     """Per-chain estimates and diagnostics from a loss trace [C, draws]; diverged chains excluded."""
     trace = np.asarray(trace, dtype=np.float64)
     diverged = ~np.isfinite(trace).all(axis=1) | (np.abs(trace) > max_loss).any(axis=1)
@@ -156,6 +163,7 @@ def chain_statistics(trace: np.ndarray, init_loss: float, nbeta: float, max_loss
         nbeta=float(nbeta),
         diverged=diverged,
         loss_slope=_second_half_slopes(trace),
+        noise=noise,
     )
 
 
@@ -229,19 +237,24 @@ def run_sgld(
     settings: SamplerSettings,
     batch_size: int,
     generators: Sequence[torch.Generator],
+    noise: Sequence[NormalStream] | None = None,
 ) -> torch.Tensor:
     """SGLD chains around `centers` (each tensor [R, ...], one row per chain); returns the loss trace
-    [R, num_draws]. Rows are split evenly between `generators`, each drawing its rows' batches and
-    noise, so a group's chains do not depend on which other groups share the computation."""
+    [R, num_draws]. Rows are split evenly between `generators`, each drawing its rows' batches (and
+    noise, unless `noise` gives each group a compiled stream), so a group's chains do not depend on
+    which other groups share the computation."""
     rows = next(iter(centers.values())).shape[0]
     per_group = rows // len(generators)
+    groups = [slice(g * per_group, (g + 1) * per_group) for g in range(len(generators))]
     nbeta = settings.resolved_nbeta(batch_size)
     eps, gamma, decay = settings.step_size, settings.localization, settings.weight_decay
+    # w - (eps/2)(nbeta grad + gamma (w - w*) + decay w) + sqrt(eps) N(0, I)
+    #   = shrink w + pull + grad_scale grad + sqrt(eps) N(0, I)
+    shrink, grad_scale, noise_std = 1.0 - 0.5 * eps * (gamma + decay), -0.5 * eps * nbeta, math.sqrt(eps)
     params = {k: v.clone() for k, v in centers.items()}
     pull = {k: v * (0.5 * eps * gamma) for k, v in centers.items()}
-    noise = {k: torch.empty_like(v) for k, v in centers.items()}
+    draws = None if noise else {k: torch.empty_like(v) for k, v in centers.items()}
     trace = torch.empty(rows, settings.num_draws, device=next(iter(centers.values())).device)
-    shrink = 1.0 - 0.5 * eps * (gamma + decay)
     batches = [EpochBatches(n, batch_size, per_group, g) for g in generators]
     for t in range(settings.num_burnin + settings.num_draws):
         idx = batches[0]() if len(batches) == 1 else torch.cat([next_batch() for next_batch in batches])
@@ -249,10 +262,15 @@ def run_sgld(
         if t >= settings.num_burnin:
             trace[:, t - settings.num_burnin] = loss
         for name, w in params.items():
-            for group, g in enumerate(generators):
-                noise[name][group * per_group : (group + 1) * per_group].normal_(std=math.sqrt(eps), generator=g)
-            # w - (eps/2)(nbeta grad + gamma (w - w*) + decay w) + sqrt(eps) N(0, I), in place
-            w.mul_(shrink).add_(pull[name]).add_(grads[name], alpha=-0.5 * eps * nbeta).add_(noise[name])
+            if noise and len(noise) == 1:
+                noise[0].sgld_update_(w, grads[name], pull[name], shrink, grad_scale, noise_std)
+            elif noise:
+                for group, stream in zip(groups, noise, strict=True):
+                    stream.sgld_update_(w[group], grads[name][group], pull[name][group], shrink, grad_scale, noise_std)
+            else:
+                for group, g in zip(groups, generators, strict=True):
+                    draws[name][group].normal_(std=noise_std, generator=g)
+                w.mul_(shrink).add_(pull[name]).add_(grads[name], alpha=grad_scale).add_(draws[name])
     return trace
 
 
@@ -296,10 +314,13 @@ def estimate_llc_stacked(
         if init_losses[i] is None:
             rows = {k: v[i * chains : (i + 1) * chains] for k, v in centers.items()}
             init_losses[i] = initial_losses(loss_fn, rows, n, settings, batch_size, generator)[0].item()
-    trace = run_sgld(loss_fn, centers, n, settings, batch_size, generators).cpu().numpy()
+    noise = [NormalStream(seed) for seed in seeds] if cpu_kernels.applicable(*centers.values()) else None
+    trace = run_sgld(loss_fn, centers, n, settings, batch_size, generators, noise).cpu().numpy()
     nbeta = settings.resolved_nbeta(batch_size)
+    source = NormalStream.NAME if noise else "torch"
     return [
-        chain_statistics(trace[i * chains : (i + 1) * chains], init_losses[i], nbeta) for i in range(len(params_list))
+        chain_statistics(trace[i * chains : (i + 1) * chains], init_losses[i], nbeta, noise=source)
+        for i in range(len(params_list))
     ]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from grokslt import cpu_kernels
 from grokslt.loss import centred_residual
 
 
@@ -78,6 +79,25 @@ def hidden_pre_activation(W: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> 
     return h.reshape(W.shape[:-2] + a.shape[-1:] + (hidden,))
 
 
+def _gather_square(table: torch.Tensor, first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
+    """(table[first] + table[second])^2, in one pass where the CPU kernels apply."""
+    if cpu_kernels.applicable(table):
+        return cpu_kernels.gather_square(table, first, second)
+    return table.index_select(0, first).add_(table.index_select(0, second)).square()
+
+
+def _scatter_hidden_grad(g: torch.Tensor, table: torch.Tensor, first, second, scale: float) -> torch.Tensor:
+    """Zeros like `table` with scale * g * h added onto rows `first`, then onto rows `second`, where
+    h = table[first] + table[second]: the gradient for `table` when scale * g * h is that for h."""
+    if cpu_kernels.applicable(g, table):
+        return cpu_kernels.scatter_product(g, table, first, second, scale)
+    product = (g * table.index_select(0, first).add_(table.index_select(0, second))).mul_(scale)
+    grad = torch.zeros_like(table)
+    for index in (first, second):
+        grad.index_add_(0, index, product)
+    return grad
+
+
 def forward_pairs(W: torch.Tensor, V: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Network outputs [..., n, p] by the gather form."""
     return hidden_pre_activation(W, a, b).square() @ V.transpose(-1, -2)
@@ -112,15 +132,14 @@ def centred_loss_and_grad(
     """
     n = a.shape[-1]
     hidden = W.shape[-1]
-    h = hidden_pre_activation(W, a, b)
-    z = h.square()
+    table = W.reshape(-1, hidden)
+    first, second = _pair_row_index(W, a, b)
+    z = _gather_square(table, first, second).reshape(W.shape[:-2] + (n, hidden))
     pred = z @ V.transpose(-1, -2)
     target = torch.zeros_like(pred).scatter_(-1, c.expand(pred.shape[:-1]).unsqueeze(-1), 1.0)
     residual = centred_residual(pred, target)
     loss = 0.5 * residual.pow(2).sum(dim=(-2, -1)) / n
     grad_V = (residual.transpose(-1, -2) @ z).mul_(-1.0 / n)
-    residual_h = (residual @ V).mul_(h).reshape(-1, hidden)  # dL/dh = -(2/n) residual_h
-    grad_W = torch.zeros_like(W).reshape(-1, hidden)
-    for rows in _pair_row_index(W, a, b):
-        grad_W.index_add_(0, rows, residual_h, alpha=-2.0 / n)
+    # dL/dh = -(2/n) (residual V) h
+    grad_W = _scatter_hidden_grad((residual @ V).reshape(-1, hidden), table, first, second, -2.0 / n)
     return loss, grad_W.reshape(W.shape), grad_V
