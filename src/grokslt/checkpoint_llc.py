@@ -40,6 +40,7 @@ class QuadraticNetLoss:
     c: torch.Tensor
 
     def __post_init__(self):
+        self.a, self.b, self.c = (t.contiguous() for t in (self.a, self.b, self.c))
         self._buffers = {}
 
     @classmethod
@@ -56,30 +57,43 @@ class QuadraticNetLoss:
     def _fused(self, W, V, idx):
         chains, two_p, hidden = W.shape
         batch, p = idx.shape[1], two_p // 2
-        buffers = self._buffers_for(chains, batch, p, hidden)
-        table = W.reshape(-1, hidden)
-        first, second = cpu_kernels.pair_rows(idx, self.a, self.b, p)
-        z = cpu_kernels.gather_square(table, first, second, out=buffers["z"]).view(chains, batch, hidden)
-        pred = torch.bmm(z, V.transpose(1, 2), out=buffers["pred"])
+        buffer = self._buffers_for(chains, batch, p, hidden)
+        table = W.view(-1, hidden)
+        first, second = cpu_kernels.pair_rows(idx, self.a, self.b, p, out=buffer["rows"])
+        cpu_kernels.gather_square(table, first, second, out=buffer["z"])
+        V = buffer["V_padded"].copy_(V)
+        pred = torch.bmm(buffer["z_3d"], V.transpose(1, 2), out=buffer["pred"])
         # dL/dpred = -P_perp(Y - pred) / B
-        dpred, loss = cpu_kernels.centred_residual(pred, idx, self.c, -1.0 / batch, out=buffers["dpred"])
-        grad_V = torch.bmm(dpred.transpose(1, 2), z, out=buffers["grad_V"])
-        dz = torch.bmm(dpred, V, out=buffers["dz"]).view(-1, hidden)  # dL/dh = 2 h dz
-        grad_W = cpu_kernels.scatter_product(dz, table, first, second, 2.0, out=buffers["grad_W"])
-        return loss, {"W": grad_W.view(W.shape), "V": grad_V}
+        dpred, loss = cpu_kernels.centred_residual(pred, idx, self.c, -1.0 / batch, out=buffer["dpred_loss"])
+        grad_V = torch.bmm(buffer["dpred_t"], buffer["z_3d"], out=buffer["grad_V"])
+        torch.bmm(dpred, V, out=buffer["dz"])  # dL/dh = 2 h dz
+        cpu_kernels.scatter_product(buffer["dz_2d"], table, first, second, 2.0, out=buffer["grad_W"])
+        return loss, {"W": buffer["grad_W_3d"], "V": grad_V}
 
-    def _buffers_for(self, chains, batch, p, hidden) -> dict[str, torch.Tensor]:
+    def _buffers_for(self, chains, batch, p, hidden) -> dict:
+        """Output tensors (and views of them) for one shape of call, made once: every tensor operation
+        saved matters in a loop whose memory passes evict torch's dispatch code from the cache."""
         key = (chains, batch, p, hidden)
         if key not in self._buffers:
-            shapes = {
-                "z": (chains * batch, hidden),
-                "pred": (chains, batch, p),
-                "dpred": (chains, batch, p),
-                "grad_V": (chains, p, hidden),
-                "dz": (chains, batch, hidden),
-                "grad_W": (chains * 2 * p, hidden),
+            z, dz = torch.empty(chains * batch, hidden), torch.empty(chains, batch, hidden)
+            dpred, grad_W = torch.empty(chains, batch, p), torch.empty(chains * 2 * p, hidden)
+            rows = torch.empty(2, chains * batch, dtype=torch.int64)
+            # rows 4 KB apart (K = 1024) share cache sets and slow MKL's GEMM with V by a fifth
+            V_padded = torch.empty(chains, p, hidden + 16)[:, :, :hidden]
+            self._buffers[key] = {
+                "rows": (rows[0], rows[1]),
+                "z": z,
+                "z_3d": z.view(chains, batch, hidden),
+                "V_padded": V_padded,
+                "pred": torch.empty(chains, batch, p),
+                "dpred_loss": (dpred, torch.empty(chains)),
+                "dpred_t": dpred.transpose(1, 2),
+                "grad_V": torch.empty(chains, p, hidden),
+                "dz": dz,
+                "dz_2d": dz.view(-1, hidden),
+                "grad_W": grad_W,
+                "grad_W_3d": grad_W.view(chains, 2 * p, hidden),
             }
-            self._buffers[key] = {name: torch.empty(shape) for name, shape in shapes.items()}
         return self._buffers[key]
 
 

@@ -128,12 +128,14 @@ def _indices(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.int64).contiguous()
 
 
-def pair_rows(idx: torch.Tensor, a: torch.Tensor, b: torch.Tensor, p: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pair_rows(
+    idx: torch.Tensor, a: torch.Tensor, b: torch.Tensor, p: int, out: tuple[torch.Tensor, torch.Tensor] | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Rows of the stacked table [chains * 2p, K] that the samples idx [chains, B] read: for chain c,
     c 2p + a[idx] and c 2p + p + b[idx] (flattened, int64)."""
     chains, batch = idx.shape
     idx, a, b = _indices(idx), _indices(a), _indices(b)
-    first, second = torch.empty(chains * batch, dtype=torch.int64), torch.empty(chains * batch, dtype=torch.int64)
+    first, second = out or (torch.empty(chains * batch, dtype=torch.int64) for _ in range(2))
     status = library().pair_rows(
         _pointer(idx), chains, batch, _pointer(a), _pointer(b), len(a), p,
         _pointer(first), _pointer(second),
@@ -179,13 +181,16 @@ def scatter_product(
 
 
 def centred_residual(
-    pred: torch.Tensor, idx: torch.Tensor, labels: torch.Tensor, scale: float, out: torch.Tensor | None = None
+    pred: torch.Tensor,
+    idx: torch.Tensor,
+    labels: torch.Tensor,
+    scale: float,
+    out: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """For pred [chains, B, p] on samples idx [chains, B] with labels: scale * P_perp(onehot - pred)
     and the centred loss per chain (summed in double)."""
     chains, batch, p = pred.shape
-    out = torch.empty_like(pred) if out is None else out
-    loss = torch.empty(chains)
+    out, loss = out or (torch.empty_like(pred), torch.empty(chains))
     idx, labels = _indices(idx), _indices(labels)
     status = library().centred_residual(
         _pointer(pred), _pointer(idx), _pointer(labels), len(labels), chains, batch, p,
@@ -219,7 +224,7 @@ def splitmix64(seed: int, count: int) -> list[int]:
 
 class NormalStream:
     """Standard normal numbers from the kernels' 16 interleaved xoshiro128++ streams, seeded by
-    SplitMix64 from `seed`. Draws advance the stream by whole tiles of 1024 numbers."""
+    SplitMix64 from `seed`. Draws advance the stream by whole tiles of 256 numbers."""
 
     NAME = "xoshiro128++"
 

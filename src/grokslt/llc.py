@@ -188,26 +188,22 @@ def _loss_and_grad(loss_fn: LossFn, params: Params, idx: torch.Tensor) -> tuple[
     return loss.detach(), dict(zip(leaves, grads, strict=True))
 
 
-class EpochBatches:
-    """Minibatches as devinterp's `cycle(DataLoader(shuffle=True))` yields them, for each chain.
+def epoch_batches(n: int, batch_size: int, chains: int, steps: int, generator: torch.Generator) -> list[torch.Tensor]:
+    """The sample indices [chains, B_t] of `steps` minibatches, as devinterp's `cycle(DataLoader(shuffle=True))`
+    yields them for each chain.
 
     Every chain walks through its own random permutation of the n samples in batches of B, the last
-    batch of an epoch holding the n mod B left over, then starts a new permutation. All chains are at
-    the same position of their epochs, so each step's indices form one [chains, B_t] tensor.
+    batch of an epoch holding the n mod B left over, then starts a new permutation; all chains are at
+    the same position of their epochs. Drawn before sampling, as contiguous tensors, so that the
+    sampling loop runs no tensor operation for them.
     """
-
-    def __init__(self, n: int, batch_size: int, chains: int, generator: torch.Generator):
-        self.n, self.batch_size, self.chains, self.generator = n, min(batch_size, n), chains, generator
-        self.position = n  # start with a fresh permutation
-
-    def __call__(self) -> torch.Tensor:
-        if self.position >= self.n:
-            noise = torch.rand(self.chains, self.n, generator=self.generator, device=self.generator.device)
-            self.permutations = noise.argsort(dim=1)
-            self.position = 0
-        batch = self.permutations[:, self.position : self.position + self.batch_size]
-        self.position += self.batch_size
-        return batch
+    batch_size = min(batch_size, n)
+    starts = list(range(0, n, batch_size))
+    epochs = math.ceil(steps / len(starts))
+    noise = torch.rand(epochs, chains, n, generator=generator, device=generator.device)
+    permutations = noise.argsort(dim=-1)
+    batches = [permutations[e, :, start : start + batch_size].contiguous() for e in range(epochs) for start in starts]
+    return batches[:steps]
 
 
 def initial_losses(
@@ -255,9 +251,10 @@ def run_sgld(
     pull = {k: v * (0.5 * eps * gamma) for k, v in centers.items()}
     draws = None if noise else {k: torch.empty_like(v) for k, v in centers.items()}
     trace = torch.empty(rows, settings.num_draws, device=next(iter(centers.values())).device)
-    batches = [EpochBatches(n, batch_size, per_group, g) for g in generators]
-    for t in range(settings.num_burnin + settings.num_draws):
-        idx = batches[0]() if len(batches) == 1 else torch.cat([next_batch() for next_batch in batches])
+    steps = settings.num_burnin + settings.num_draws
+    per_group_batches = [epoch_batches(n, batch_size, per_group, steps, g) for g in generators]
+    batches = [torch.cat(parts) if len(parts) > 1 else parts[0] for parts in zip(*per_group_batches, strict=True)]
+    for t, idx in enumerate(batches):
         loss, grads = _loss_and_grad(loss_fn, params, idx)
         if t >= settings.num_burnin:
             trace[:, t - settings.num_burnin] = loss

@@ -101,26 +101,33 @@ int centred_residual(const float *pred, const int64_t *idx, const int64_t *label
     if (!rows_in_range(idx, chains * batch, samples)) return -1;
     for (int64_t i = 0; i < chains * batch; i++)
         if (labels[idx[i]] < 0 || labels[idx[i]] >= p) return -1;
-    double mean[p];
+    double mean[p], squares[p]; /* per output, so that the loops over outputs vectorise */
     for (int64_t c = 0; c < chains; c++) {
         const float *pc = pred + c * batch * p;
         float *oc = out + c * batch * p;
-        for (int64_t j = 0; j < p; j++) mean[j] = 0.0;
+        for (int64_t j = 0; j < p; j++) mean[j] = squares[j] = 0.0;
         for (int64_t s = 0; s < batch; s++) {
             for (int64_t j = 0; j < p; j++) mean[j] -= pc[s * p + j];
             mean[labels[idx[c * batch + s]]] += 1.0;
         }
         for (int64_t j = 0; j < p; j++) mean[j] /= (double)batch;
-        double squares = 0.0;
         for (int64_t s = 0; s < batch; s++) {
-            int64_t label = labels[idx[c * batch + s]];
+            const float *restrict row = pc + s * p;
+            float *restrict residual = oc + s * p;
             for (int64_t j = 0; j < p; j++) {
-                double r = (j == label) - (double)pc[s * p + j] - mean[j];
-                squares += r * r;
-                oc[s * p + j] = (float)(scale * r);
+                double r = -(double)row[j] - mean[j];
+                squares[j] += r * r;
+                residual[j] = (float)(scale * r);
             }
+            /* the label's entry: its one-hot target adds 1 */
+            int64_t label = labels[idx[c * batch + s]];
+            double r = 1.0 - (double)row[label] - mean[label], r0 = -(double)row[label] - mean[label];
+            squares[label] += r * r - r0 * r0;
+            residual[label] = (float)(scale * r);
         }
-        loss[c] = (float)(0.5 * squares / (double)batch);
+        double total = 0.0;
+        for (int64_t j = 0; j < p; j++) total += squares[j];
+        loss[c] = (float)(0.5 * total / (double)batch);
     }
     return 0;
 }
@@ -128,9 +135,8 @@ int centred_residual(const float *pred, const int64_t *idx, const int64_t *label
 /* ---- Gaussian noise: 16 interleaved xoshiro128++ streams and the Box-Muller transform ---- */
 
 #define LANES 16
-#define PAIRS_PER_BLOCK LANES          /* one block: two draws of every lane -> 16 pairs */
-#define NORMALS_PER_BLOCK (2 * LANES)
-#define BLOCKS_PER_TILE 32
+#define NORMALS_PER_BLOCK (2 * LANES) /* one block: two draws of every lane, 16 Box-Muller pairs */
+#define BLOCKS_PER_TILE 8 /* 256 numbers: small enough to stay in L1 beside the update's streams */
 #define TILE (BLOCKS_PER_TILE * NORMALS_PER_BLOCK)
 
 static inline uint32_t rotl(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
