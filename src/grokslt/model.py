@@ -79,19 +79,22 @@ def hidden_pre_activation(W: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> 
     return h.reshape(W.shape[:-2] + a.shape[-1:] + (hidden,))
 
 
-def _gather_square(table: torch.Tensor, first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
-    """(table[first] + table[second])^2, in one pass where the CPU kernels apply."""
+def _gather_square(table: torch.Tensor, first: torch.Tensor, second: torch.Tensor):
+    """(z, h) with h = table[first] + table[second] and z = h^2. Where the CPU kernels apply, z comes
+    in one pass and h is None: the scatter recomputes it from the table, which stays in cache."""
     if cpu_kernels.applicable(table):
-        return cpu_kernels.gather_square(table, first, second)
-    return table.index_select(0, first).add_(table.index_select(0, second)).square()
+        return cpu_kernels.gather_square(table, first, second), None
+    h = table.index_select(0, first).add_(table.index_select(0, second))
+    return h.square(), h
 
 
-def _scatter_hidden_grad(g: torch.Tensor, table: torch.Tensor, first, second, scale: float) -> torch.Tensor:
+def _scatter_hidden_grad(g: torch.Tensor, table: torch.Tensor, first, second, scale: float, h) -> torch.Tensor:
     """Zeros like `table` with scale * g * h added onto rows `first`, then onto rows `second`, where
-    h = table[first] + table[second]: the gradient for `table` when scale * g * h is that for h."""
-    if cpu_kernels.applicable(g, table):
+    h = table[first] + table[second] (None: recompute it in the CPU kernel): the gradient for `table`
+    when scale * g * h is that for h."""
+    if h is None:
         return cpu_kernels.scatter_product(g, table, first, second, scale)
-    product = (g * table.index_select(0, first).add_(table.index_select(0, second))).mul_(scale)
+    product = (g * h).mul_(scale)
     grad = torch.zeros_like(table)
     for index in (first, second):
         grad.index_add_(0, index, product)
@@ -134,12 +137,13 @@ def centred_loss_and_grad(
     hidden = W.shape[-1]
     table = W.reshape(-1, hidden)
     first, second = _pair_row_index(W, a, b)
-    z = _gather_square(table, first, second).reshape(W.shape[:-2] + (n, hidden))
+    z, h = _gather_square(table, first, second)
+    z = z.reshape(W.shape[:-2] + (n, hidden))
     pred = z @ V.transpose(-1, -2)
     target = torch.zeros_like(pred).scatter_(-1, c.expand(pred.shape[:-1]).unsqueeze(-1), 1.0)
     residual = centred_residual(pred, target)
     loss = 0.5 * residual.pow(2).sum(dim=(-2, -1)) / n
     grad_V = (residual.transpose(-1, -2) @ z).mul_(-1.0 / n)
     # dL/dh = -(2/n) (residual V) h
-    grad_W = _scatter_hidden_grad((residual @ V).reshape(-1, hidden), table, first, second, -2.0 / n)
+    grad_W = _scatter_hidden_grad((residual @ V).reshape(-1, hidden), table, first, second, -2.0 / n, h)
     return loss, grad_W.reshape(W.shape), grad_V
