@@ -1,7 +1,9 @@
 /* CPU kernels of the native SGLD sampler for the gather-form quadratic network.
  *
- * Built on first use by grokslt.cpu_kernels (see there for the flags); each kernel has a torch twin
- * and the tests check that both give the same numbers. Built with -ffp-contract=off and without
+ * Built on first use by grokslt.cpu_kernels (see there for the flags). tests/test_cpu_kernels.py checks
+ * them against independent computations: the gather and scatter equal their torch forms bit for bit,
+ * the loss and gradient match the reference to float precision, and the noise matches published
+ * outputs of its generators and Box-Muller in float64. Built with -ffp-contract=off and without
  * -ffast-math, so every float operation is the IEEE operation written here, whatever the vector
  * width the compiler picks: results are the same on every machine.
  */
