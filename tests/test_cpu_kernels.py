@@ -197,3 +197,24 @@ def test_training_gradient_is_the_same_with_and_without_the_kernels(monkeypatch)
     without = centred_loss_and_grad(W, V, a, b, (a + b) % p)
     for fused, plain in zip(with_kernels, without, strict=True):
         assert torch.equal(fused, plain)
+
+
+def test_a_plain_build_gives_the_same_bits_as_the_tuned_one(tmp_path, monkeypatch):
+    """Without -march (SSE2 on x86) the compiler vectorises differently, but no operation changes."""
+
+    def draws():
+        stream = cpu_kernels.NormalStream(42)
+        w = torch.linspace(-1, 1, 5000)
+        stream.sgld_update_(w, torch.cos(w), torch.sin(w), 0.999, -0.01, 0.02)
+        return stream.normal(3000), w, cpu_kernels.library()._name
+
+    tuned = draws()
+    monkeypatch.setattr(cpu_kernels, "TUNINGS", ([],))
+    monkeypatch.setenv("GROKSLT_CACHE_DIR", str(tmp_path))
+    cpu_kernels.library.cache_clear()
+    try:
+        plain = draws()
+    finally:
+        cpu_kernels.library.cache_clear()
+    assert plain[2] != tuned[2]
+    assert torch.equal(plain[0], tuned[0]) and torch.equal(plain[1], tuned[1])
