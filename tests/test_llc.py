@@ -3,7 +3,7 @@ import pytest
 import torch
 from known_coefficients import normal_crossing_posterior_mean, reduced_rank_regression_llc
 
-from grokslt import cpu_kernels
+from grokslt import cpu_kernels, llc
 from grokslt.llc import (
     PRESETS,
     SamplerSettings,
@@ -56,13 +56,24 @@ def test_bad_sampler_settings_are_named(override, message):
 
 
 def test_epoch_batches_visit_every_sample_once_per_epoch():
-    batches = epoch_batches(10, 4, chains=3, steps=5, generator=torch.Generator().manual_seed(0))
+    batches = list(epoch_batches(10, 4, chains=3, steps=5, generator=torch.Generator().manual_seed(0)))
     assert [b.shape for b in batches] == [(3, 4), (3, 4), (3, 2), (3, 4), (3, 4)]
     assert all(b.is_contiguous() for b in batches)
     for chain in torch.cat(batches[:3], dim=1):  # one epoch: every sample once
         assert sorted(chain.tolist()) == list(range(10))
     for chain in torch.cat(batches[3:], dim=1):  # the next epoch's first eight, all different
         assert len(set(chain.tolist())) == 8
+
+
+def test_epoch_batches_are_the_same_drawn_in_pieces(monkeypatch):
+    """Long chains draw their epochs in pieces; the generator fills them in order, so the batches are
+    those of one draw."""
+    monkeypatch.setattr(llc, "EPOCH_DRAW", 300)  # three epochs of 2 x 50 at a time
+    pieces = list(epoch_batches(50, 16, chains=2, steps=40, generator=torch.Generator().manual_seed(1)))
+    generator = torch.Generator().manual_seed(1)
+    noise = torch.rand(10, 2, 50, generator=generator).argsort(dim=-1)
+    expected = [noise[e, :, s : s + 16] for e in range(10) for s in range(0, 50, 16)][:40]
+    assert all(torch.equal(a, b) for a, b in zip(pieces, expected, strict=True))
 
 
 def test_regular_model_has_half_its_dimension(float64):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +30,7 @@ Params = dict[str, torch.Tensor]
 LossFn = Callable[[Params, torch.Tensor], "torch.Tensor | tuple[torch.Tensor, Params]"]
 
 INIT_LOSS_MODES = ("batches", "full")
+EPOCH_DRAW = 1 << 20  # random numbers drawn at once for minibatch permutations
 
 
 @dataclass(frozen=True)
@@ -188,22 +189,29 @@ def _loss_and_grad(loss_fn: LossFn, params: Params, idx: torch.Tensor) -> tuple[
     return loss.detach(), dict(zip(leaves, grads, strict=True))
 
 
-def epoch_batches(n: int, batch_size: int, chains: int, steps: int, generator: torch.Generator) -> list[torch.Tensor]:
+def epoch_batches(
+    n: int, batch_size: int, chains: int, steps: int, generator: torch.Generator
+) -> Iterator[torch.Tensor]:
     """The sample indices [chains, B_t] of `steps` minibatches, as devinterp's `cycle(DataLoader(shuffle=True))`
     yields them for each chain.
 
     Every chain walks through its own random permutation of the n samples in batches of B, the last
     batch of an epoch holding the n mod B left over, then starts a new permutation; all chains are at
-    the same position of their epochs. Drawn before sampling, as contiguous tensors, so that the
-    sampling loop runs no tensor operation for them.
+    the same position of their epochs. Epochs are drawn EPOCH_DRAW numbers at a time and cut into
+    contiguous batches at once, so that the sampling loop runs almost no tensor operation for them
+    (the numbers are those of drawing epoch after epoch: the generator fills them in order).
     """
     batch_size = min(batch_size, n)
-    starts = list(range(0, n, batch_size))
-    epochs = math.ceil(steps / len(starts))
-    noise = torch.rand(epochs, chains, n, generator=generator, device=generator.device)
-    permutations = noise.argsort(dim=-1)
-    batches = [permutations[e, :, start : start + batch_size].contiguous() for e in range(epochs) for start in starts]
-    return batches[:steps]
+    starts = range(0, n, batch_size)
+    epochs_per_draw = max(1, EPOCH_DRAW // (chains * n))
+    remaining = steps
+    while remaining > 0:
+        epochs = min(epochs_per_draw, math.ceil(remaining / len(starts)))
+        noise = torch.rand(epochs, chains, n, generator=generator, device=generator.device)
+        permutations = noise.argsort(dim=-1)
+        batches = [permutations[e, :, s : s + batch_size].contiguous() for e in range(epochs) for s in starts]
+        yield from batches[:remaining]
+        remaining -= len(batches[:remaining])
 
 
 def initial_losses(
@@ -253,8 +261,8 @@ def run_sgld(
     trace = torch.empty(rows, settings.num_draws, device=next(iter(centers.values())).device)
     steps = settings.num_burnin + settings.num_draws
     per_group_batches = [epoch_batches(n, batch_size, per_group, steps, g) for g in generators]
-    batches = [torch.cat(parts) if len(parts) > 1 else parts[0] for parts in zip(*per_group_batches, strict=True)]
-    for t, idx in enumerate(batches):
+    for t, parts in enumerate(zip(*per_group_batches, strict=True)):
+        idx = torch.cat(parts) if len(parts) > 1 else parts[0]
         loss, grads = _loss_and_grad(loss_fn, params, idx)
         if t >= settings.num_burnin:
             trace[:, t - settings.num_burnin] = loss
