@@ -267,9 +267,7 @@ def run_sgld(
         if t >= settings.num_burnin:
             trace[:, t - settings.num_burnin] = loss
         for name, w in params.items():
-            if noise and len(noise) == 1:
-                noise[0].sgld_update_(w, grads[name], pull[name], shrink, grad_scale, noise_std)
-            elif noise:
+            if noise:
                 for group, stream in zip(groups, noise, strict=True):
                     stream.sgld_update_(w[group], grads[name][group], pull[name][group], shrink, grad_scale, noise_std)
             else:
