@@ -74,9 +74,13 @@ def hidden_pre_activation(W: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> 
     """W^T x for x = [e_a; e_b]: W[a] + W[p + b], shape [..., n, K]."""
     hidden = W.shape[-1]
     table = W.reshape(-1, hidden)
-    first, second = _pair_row_index(W, a, b)
-    h = table.index_select(0, first).add_(table.index_select(0, second))
+    h = _gather_pairs(table, *_pair_row_index(W, a, b))
     return h.reshape(W.shape[:-2] + a.shape[-1:] + (hidden,))
+
+
+def _gather_pairs(table: torch.Tensor, first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
+    """table[first] + table[second]."""
+    return table.index_select(0, first).add_(table.index_select(0, second))
 
 
 def _gather_square(table: torch.Tensor, first: torch.Tensor, second: torch.Tensor):
@@ -84,7 +88,7 @@ def _gather_square(table: torch.Tensor, first: torch.Tensor, second: torch.Tenso
     in one pass and h is None: the scatter recomputes it from the table, which stays in cache."""
     if cpu_kernels.applicable(table):
         return cpu_kernels.gather_square(table, first, second), None
-    h = table.index_select(0, first).add_(table.index_select(0, second))
+    h = _gather_pairs(table, first, second)
     return h.square(), h
 
 
