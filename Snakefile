@@ -22,6 +22,10 @@ include: "workflow/rules/theory.smk"
 include: "workflow/rules/figures.smk"
 
 
+onsuccess:
+    report_diverged_runs()
+
+
 rule all:
     input:
         all_targets,

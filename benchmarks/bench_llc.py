@@ -8,8 +8,12 @@ Four ways to estimate the LLC at the `paper_code` preset for 10 checkpoints of a
 Prints wall time per estimate, the estimates side by side, the ratios and the fraction of this
 core's measured matmul peak that the native sampler reaches.
 
+`--late-run DIR` (a long baseline: `grokslt train --no-early-stop --max-steps 40000 --out DIR`) adds the
+subnormal-float rows: the native estimate at an early and at a late checkpoint, with subnormals
+flushed to zero (grokslt's default) and with IEEE subnormals.
+
     grokslt train --out /tmp/baseline ... (the baseline command in README.md), then
-    python benchmarks/bench_llc.py --run /tmp/baseline [--checkpoints 10] [--threads 1]
+    python benchmarks/bench_llc.py --run /tmp/baseline [--checkpoints 10] [--threads 1] [--late-run DIR]
 """
 
 from __future__ import annotations
@@ -79,11 +83,33 @@ def matmul_peak_gflops(size: int = 1024, reps: int = 5) -> float:
     return 2 * size**3 * reps / (time.perf_counter() - start) / 1e9
 
 
+def late_checkpoint_rows(run_dir: str, settings) -> None:
+    """Native estimates at the first checkpoint and the last (past step 25,000), in both subnormal modes."""
+    run = load_run(run_dir)
+    steps = list(run.checkpoints)
+    print(f"\nnative estimate, {run_dir}, early and late checkpoints:")
+    for mode in ("flush", "ieee"):
+        runtime.set_subnormals(mode)
+        walls = {}
+        for step in (steps[0], steps[-1]):
+            [(result, wall)] = estimate_checkpoints(
+                run.data, [(step, run.load(step))], settings, run.config.batch_size, 0, "native"
+            )
+            walls[step] = (wall, result.llc_mean)
+        (early, early_llc), (late, late_llc) = walls[steps[0]], walls[steps[-1]]
+        print(
+            f"  subnormals {mode:5s}: step {steps[0]} {early:5.2f} s (LLC {early_llc:.1f}) | step {steps[-1]} "
+            f"{late:5.2f} s (LLC {late_llc:.1f}) | late/early time {late / early:.2f}"
+        )
+    runtime.set_subnormals("flush")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--run", required=True)
     parser.add_argument("--checkpoints", type=int, default=10)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--late-run", help="a long baseline run: adds early/late checkpoint rows per subnormal mode")
     args = parser.parse_args()
     runtime.configure(args.threads)
     run = load_run(args.run)
@@ -137,6 +163,9 @@ def main() -> None:
     print(
         f"native GEMM throughput {achieved:.1f} GFLOP/s = {achieved / peak:.0%} of the measured matmul peak {peak:.1f}"
     )
+    if args.late_run:
+        use_kernels(True)
+        late_checkpoint_rows(args.late_run, settings)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,18 @@ keeps the data in index tensors, uses the hand-derived gradient and evaluates ea
 Both must produce the same training losses. Both run in this process with the same allocator setting
 (`grokslt.runtime`), so the ratio measures the loops alone.
 
-    python benchmarks/bench_train.py [--steps 1000] [--threads 1 2]
+`--late DIR` adds the subnormal-float rows: our training steps/s early in the long baseline (no early
+stop) and past step 25,000, where weight decay has driven many weights and Adam moments subnormal, each
+with subnormals flushed to zero (grokslt's default) and with IEEE subnormals. DIR caches the long run's
+state (trained once, flushed: about a minute).
+
+    python benchmarks/bench_train.py [--steps 1000] [--threads 1 2] [--late DIR [--late-step 26000]]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import tempfile
 import time
 
@@ -21,9 +27,10 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from grokslt import runtime
 from grokslt.data import make_dataset, one_hot_inputs, one_hot_targets
+from grokslt.io import load_torch
 from grokslt.loss import authors_logged_loss, centred_loss
 from grokslt.model import centred_loss_and_grad
-from grokslt.train import TrainConfig, Trainer, evaluate
+from grokslt.train import RESUME_FILE, TrainConfig, Trainer, evaluate, train
 
 
 def reference_losses(config: TrainConfig, steps: int) -> tuple[list[float], float]:
@@ -88,10 +95,51 @@ def our_losses(config: TrainConfig, steps: int) -> tuple[list[float], float]:
         return losses, time.perf_counter() - start
 
 
+def long_baseline_state(directory: str, step: int) -> dict:
+    """The resume state of the long baseline (no early stop) at `step`, trained once into `directory`."""
+    config = TrainConfig(early_stop=False, max_steps=step)
+    out = f"{directory}/long_baseline_T{step}"
+    runtime.set_subnormals("flush")
+    train(config, out, progress=False)
+    return load_torch(f"{out}/{RESUME_FILE}")
+
+
+def steps_per_second(config: TrainConfig, state: dict | None, steps: int, subnormals: str) -> float:
+    """Training steps/s (no evaluations) from `state` (None: the initial weights) in a subnormal mode."""
+    with tempfile.TemporaryDirectory() as out:
+        trainer = Trainer(config, out)
+        if state is not None:
+            trainer.restore(state)
+        runtime.set_subnormals(subnormals)
+        start = time.perf_counter()
+        for _ in range(steps):
+            trainer.train_step()
+        elapsed = time.perf_counter() - start
+    runtime.set_subnormals("flush")
+    return steps / elapsed
+
+
+def late_training_rows(directory: str, late_step: int, steps: int) -> None:
+    late = long_baseline_state(directory, late_step)
+    config = TrainConfig(early_stop=False, max_steps=late["config"]["max_steps"] + steps)
+    late = {**late, "config": dataclasses.asdict(config), "finished": False}
+    early = steps_per_second(config, None, steps, "flush")
+    print(f"long baseline, {steps} training steps (no evaluation), one thread:")
+    for mode in ("flush", "ieee"):
+        rates = [steps_per_second(config, None, steps, mode), steps_per_second(config, late, steps, mode)]
+        print(
+            f"  subnormals {mode:5s}: early (step 0) {rates[0]:7.1f} steps/s | late (step {late_step}) "
+            f"{rates[1]:7.1f} steps/s | late/early {rates[1] / rates[0]:.2f} | late vs early flushed "
+            f"{rates[1] / early:.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--late", metavar="DIR", help="also time late training steps; DIR caches the long run")
+    parser.add_argument("--late-step", type=int, default=26000)
     args = parser.parse_args()
     config = TrainConfig()  # the baseline: p 53, K 1024, Adam lr 1e-4, wd 1e-5, batch 128
     print(f"baseline model p={config.p} K={config.hidden} batch={config.batch_size}, {args.steps} steps")
@@ -105,6 +153,9 @@ def main() -> None:
             f"ours {args.steps / our_time:7.1f} steps/s | speed-up {ref_time / our_time:4.2f}x | "
             f"max relative loss difference {worst:.1e} (final loss {ours[-1]:.6f} vs {ref[-1]:.6f})"
         )
+    if args.late:
+        runtime.configure(1)
+        late_training_rows(args.late, args.late_step, args.steps)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ def loss_table(steps: np.ndarray, peak: float) -> pd.DataFrame:
             "llc_std": 0.05 * llc,
             "trace_hutchinson": 2 * llc,
             "llc_init_loss": 0.01,
+            "diverged": False,
         }
     )
 
@@ -38,10 +39,13 @@ def tables(tmp_path_factory):
     settings = [("base", "baseline", 7, 16, 1e-2, 1e-4, 0)]
     settings += [(f"seed{s}", "seeds", 7, 16, 1e-2, 1e-4, s) for s in (1, 2)]
     settings += [(f"p{p}K{k}", "vary_p", p, k, 1e-2, 1e-4, 0) for p in (5, 7, 11) for k in (8, 16)]
-    settings += [(f"lr{lr}wd{wd}", "vary_lr_wd", 7, 16, lr, wd, 0) for lr in (1e-3, 1e-2) for wd in (0.0, 1e-4)]
+    settings += [(f"lr{lr}wd{wd}", "vary_lr_wd", 7, 16, lr, wd, 0) for lr in (1e-3, 1e-2, 1e3) for wd in (0.0, 1e-4)]
     for run, experiment, p, k, lr, wd, seed in settings:
         steps = np.arange(50, 550, 50)
         table = loss_table(steps, peak=k * (3 * p - 1) / 20 * (1 + 0.05 * rng.standard_normal()))
+        diverged = lr > 1  # training diverged at the first evaluation: one row, no estimates
+        if diverged:
+            table = table.iloc[:1].assign(train_loss=1e20, llc=np.nan, trace_hutchinson=np.nan, diverged=True)
         (root / run).mkdir()
         table.to_csv(root / run / "loss_data.csv", index=False)
         pd.DataFrame({"llc_nbeta": [9.2]}).to_csv(root / run / "params.csv", index=False)
@@ -55,6 +59,8 @@ def tables(tmp_path_factory):
                 "weight_decay": wd,
                 "batch_size": 16,
                 "seed": seed,
+                "status": "diverged" if diverged else "early_stop",
+                "final_step": int(table.step.iloc[-1]),
                 "final_llc": table.llc.iloc[-1],
                 "peak_llc": table.llc.max(),
                 "final_keff_llc": k * (3 * p - 1) / 3,

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from workflow_support import REPO, TINY, copy_workflow, load, snakemake, tables, write_config
+from workflow_support import REPO, TINY, TINY_RESULTS, copy_workflow, load, snakemake, tables, write_config
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -69,7 +69,7 @@ def test_tiny_workflow_runs_as_slurm_jobs_with_the_local_results(cluster, finish
     states = sacct_states(set(submitted.values()))
     assert states and set(states.values()) == {"COMPLETED"}, states
     local_root, _, _ = finished_tiny
-    assert tables(tmp_path / "results") == tables(local_root / "results")
+    assert tables(tmp_path / TINY_RESULTS) == tables(local_root / TINY_RESULTS)
 
 
 def test_a_failing_job_fails_the_workflow_and_shows_its_error(cluster, tmp_path):
@@ -85,4 +85,4 @@ def test_a_failing_job_fails_the_workflow_and_shows_its_error(cluster, tmp_path)
     assert "Error in rule llc" in output
     assert "SGLD chains diverged" in output
     assert SUBMITTED.search(output)
-    assert not Path(tmp_path / "results" / "summary" / "runs.csv").exists()
+    assert not Path(tmp_path / TINY_RESULTS / "summary" / "runs.csv").exists()

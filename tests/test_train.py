@@ -65,8 +65,42 @@ def test_finished_run_is_not_trained_again(tmp_path):
 
 def test_resume_refuses_other_settings(tmp_path):
     train(TrainConfig(**TINY, early_stop=False), tmp_path)
-    with pytest.raises(ValueError, match="different settings"):
+    with pytest.raises(ValueError, match=r"other settings \(lr 0.01 -> 0.5\)"):
         train(TrainConfig(**TINY | {"lr": 0.5}, early_stop=False), tmp_path)
+    with pytest.raises(ValueError, match="past max_steps = 100"):
+        train(TrainConfig(**TINY | {"max_steps": 100}, early_stop=False), tmp_path)
+
+
+@pytest.mark.parametrize("first_max_steps", [120, 130])
+def test_raising_max_steps_extends_a_run_as_if_trained_at_once(first_max_steps, tmp_path):
+    """Also when the first run ended between evaluations (its closing evaluation is dropped)."""
+    train(TrainConfig(**TINY, early_stop=False), tmp_path / "once")
+    train(TrainConfig(**TINY | {"max_steps": first_max_steps}, early_stop=False), tmp_path / "twice")
+    trainer = train(TrainConfig(**TINY, early_stop=False), tmp_path / "twice")
+    assert trainer.step == 200
+    for name in ("train_log.csv", "checkpoints/step_0000200.safetensors"):
+        assert (tmp_path / "twice" / name).read_bytes() == (tmp_path / "once" / name).read_bytes()
+    assert list(list_checkpoints(tmp_path / "twice" / "checkpoints")) == list(range(20, 201, 20))
+
+
+def test_a_new_early_stop_rule_continues_only_a_consistent_log(tmp_path):
+    stop = dict(early_stop_threshold=0.01, early_stop_patience=3)
+    assert train(TrainConfig(**TINY, **stop), tmp_path).step == 60
+    assert train(TrainConfig(**TINY, early_stop_threshold=0.01, early_stop_patience=5), tmp_path).step == 100
+    with pytest.raises(ValueError, match="would have stopped early at step 60"):
+        train(TrainConfig(**TINY, **stop), tmp_path)
+
+
+def test_diverged_training_stops_and_is_recorded(tmp_path):
+    import json
+
+    trainer = train(TrainConfig(**TINY | {"lr": 1e3}, early_stop=False), tmp_path)
+    assert trainer.step == 20 and trainer.rows[-1]["diverged"]
+    outcome = json.loads((tmp_path / "run.json").read_text())["outcome"]
+    assert outcome["status"] == "diverged" and outcome["step"] == 20 and "zero function" in outcome["reason"]
+    assert list_checkpoints(tmp_path / "checkpoints") == {}
+    assert "diverged" in (tmp_path / "train_log.csv").read_text().splitlines()[0].split(",")
+    assert train(TrainConfig(**TINY | {"lr": 1e3, "max_steps": 400}, early_stop=False), tmp_path).step == 20
 
 
 @pytest.mark.parametrize(

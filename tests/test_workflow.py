@@ -17,6 +17,7 @@ from workflow_support import (
     SCHEMA,
     SNAKEMAKE,
     TINY,
+    TINY_RESULTS,
     copy_workflow,
     job_counts,
     load,
@@ -55,7 +56,7 @@ def expected_counts(config: dict) -> dict[str, int]:
 
 @pytest.mark.parametrize(
     "configfile, runs",
-    [(REPO / "config.yaml", 246), (REPO / "config" / "quick.yaml", 21), (TINY, 6)],
+    [(REPO / "config.yaml", 246), (REPO / "config" / "quick.yaml", 21), (TINY, 7)],
 )
 def test_dry_run_job_counts(configfile, runs, tmp_path):
     config = load(configfile)
@@ -169,7 +170,7 @@ def test_env_files_parse_pin_like_pyproject_and_exist_for_every_rule():
 @pytest.mark.slow
 def test_tiny_run_produces_every_table_and_figure(finished_tiny):
     root, _, _ = finished_tiny
-    results = root / "results"
+    results = root / TINY_RESULTS
     config = load(TINY)
     runs, _ = expand_experiments(config)
     for run in runs:
@@ -184,6 +185,7 @@ def test_tiny_run_produces_every_table_and_figure(finished_tiny):
         "theory_vs_measurement",
         "diagnostics",
         "trajectories_vary_p",
+        "trajectories_vary_lr_wd",
     ):
         for suffix in (".pdf", ".png"):
             assert (results / "figures" / f"{name}{suffix}").stat().st_size > 5000
@@ -191,7 +193,9 @@ def test_tiny_run_produces_every_table_and_figure(finished_tiny):
 
     summary = pd.read_csv(results / "summary" / "runs.csv")
     assert sorted(summary["run"]) == sorted(runs)
-    assert summary["final_llc"].notna().all() and (summary["final_llc"] > 0).all()
+    diverged = summary["status"] == "diverged"
+    assert summary.loc[diverged, "lr"].tolist() == [1e3]  # the run that explodes is recorded, the rest carry on
+    assert summary.loc[~diverged, "final_llc"].notna().all() and (summary.loc[~diverged, "final_llc"] > 0).all()
     loss = pd.read_csv(results / "runs" / sorted(runs)[0] / "loss_data.csv")
     assert {"llc", "llc_std", "trace_hutchinson", "trace_exact", "K_eff", "training_step"} <= set(loss.columns)
 
@@ -220,7 +224,7 @@ def test_incremental_rebuilds(finished_tiny, tmp_path):
     sampler = write_config(tmp_path, tiny_with(lambda c: set_path(c, "llc.num_draws", 25)), "sampler.yaml")
     jobs = dry_run_jobs(root, snakefile, sampler)
     assert "train" not in jobs and "dataset" not in jobs and "hessian" not in jobs
-    assert jobs["llc"] >= 6 and jobs["run_tables"] == 6 and jobs["sampler_sensitivity"] == 1 and jobs["fig2"] == 1
+    assert jobs["llc"] >= 7 and jobs["run_tables"] == 7 and jobs["sampler_sensitivity"] == 1 and jobs["fig2"] == 1
     # (d) a run added to an experiment trains that run only
     added = write_config(
         tmp_path, tiny_with(lambda c: c["experiments"]["seeds"]["sweep"]["seed"].append(3)), "added.yaml"
@@ -238,15 +242,15 @@ def test_sigkill_mid_run_then_restart_gives_the_same_results(finished_tiny, tmp_
         command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     deadline = time.time() + 300
-    while time.time() < deadline and len(list((tmp_path / "results" / "runs").glob("*/llc/*.csv"))) < 2:
+    while time.time() < deadline and len(list((tmp_path / TINY_RESULTS / "runs").glob("*/llc/*.csv"))) < 2:
         time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)  # Snakemake and every job it started
     process.wait()
-    assert not (tmp_path / "results" / "summary" / "runs.csv").exists(), "killed after the end"
+    assert not (tmp_path / TINY_RESULTS / "summary" / "runs.csv").exists(), "killed after the end"
     snakemake("--unlock", "--configfile", TINY, cwd=tmp_path, snakefile=snakefile)
     snakemake("--cores", "2", "--configfile", TINY, cwd=tmp_path, snakefile=snakefile)
-    expected = tables(reference_root / "results")
-    assert tables(tmp_path / "results") == expected
+    expected = tables(reference_root / TINY_RESULTS)
+    assert tables(tmp_path / TINY_RESULTS) == expected
     assert len(expected) > 40 and elapsed > 0
 
 

@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+TINY_RESULTS = "tiny results"  # the results path of TINY, relative to the working directory
 
 
 def bare_environment() -> dict[str, str]:

@@ -18,9 +18,10 @@ import torch
 
 from grokslt import cpu_kernels
 from grokslt.data import ModularAddition
+from grokslt.errors import ComputationFailed
 from grokslt.llc import LLCResult, SamplerSettings, estimate_llc_stacked
 from grokslt.model import centred_loss_and_grad
-from grokslt.runs import load_run, parse_steps, select_steps, step_seed
+from grokslt.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
 
 BACKENDS = ("native", "devinterp")
 log = logging.getLogger(__name__)
@@ -137,14 +138,18 @@ def estimate_checkpoints(
     for start in range(0, len(checkpoints), group_size):
         group = checkpoints[start : start + group_size]
         began = time.perf_counter()
-        if backend == "native":
-            results = native_estimates(data, group, settings, batch_size, seed, device, stack)
-        else:
-            from grokslt.devinterp_backend import devinterp_estimate
+        try:
+            if backend == "native":
+                results = native_estimates(data, group, settings, batch_size, seed, device, stack)
+            else:
+                from grokslt.devinterp_backend import devinterp_estimate
 
-            results = [
-                devinterp_estimate(data, group[0][1], settings, batch_size, step_seed(seed, group[0][0]), device)
-            ]
+                results = [
+                    devinterp_estimate(data, group[0][1], settings, batch_size, step_seed(seed, group[0][0]), device)
+                ]
+        except ComputationFailed as error:
+            steps = ", ".join(str(step) for step, _ in group)
+            raise ComputationFailed(f"checkpoint step {steps}: {error}") from None
         elapsed = (time.perf_counter() - began) / len(group)
         out.extend((result, elapsed) for result in results)
         if progress is not None:
@@ -192,7 +197,7 @@ def write_llc_table(
     if stack < 1:
         raise ValueError(f"stack = {stack}: expected a positive integer")
     run = load_run(run_dir)
-    selected = select_steps(list(run.checkpoints), parse_steps(steps), chunk)
+    selected = select_run_steps(run, steps, chunk)
     batch_size = run.config.batch_size
     fixed = settings_columns(settings, preset if isinstance(preset, str) else "custom", backend, batch_size, seed)
     checkpoints = [(step, run.load(step)) for step in selected]
@@ -220,7 +225,7 @@ def write_llc_table(
 def _empty_columns(settings: SamplerSettings, fixed: dict) -> list[str]:
     chains = [f"llc_chain_{i}" for i in range(settings.num_chains)]
     stats = ["llc_mean", "llc_std", *chains, "init_loss", "nbeta", "n_diverged", "loss_slope", "llc_drift", "noise"]
-    return [*stats, *fixed]
+    return list(dict.fromkeys([*stats, *fixed]))
 
 
 def _progress(total: int):

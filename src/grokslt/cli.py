@@ -7,6 +7,7 @@ import logging
 import sys
 
 from grokslt import runtime
+from grokslt.errors import ComputationFailed, describe_os_error
 
 COMMANDS = {}
 
@@ -40,8 +41,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-early-stop", action="store_true", help="train for --max-steps")
 
 
-def add_threads_argument(parser: argparse.ArgumentParser) -> None:
+def add_process_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (one per process is fastest here)")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an expected failure")
 
 
 @command("train", "train one network, writing checkpoints and train_log.csv")
@@ -72,9 +74,10 @@ def run_train(args: argparse.Namespace) -> None:
 
         data = load_dataset(args.dataset)
     trainer = train(config, args.out, data=data)
-    last = trainer.rows[-1]
+    last, outcome = trainer.rows[-1], trainer.outcome()
     print(
-        f"{args.out}: stopped at step {trainer.step}, train acc {last['train_acc']:.4f}, val acc {last['val_acc']:.4f}"
+        f"{args.out}: {outcome['status'].replace('_', ' ')} at step {trainer.step}, train acc {last['train_acc']:.4f}, "
+        f"val acc {last['val_acc']:.4f}"
     )
 
 
@@ -234,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help=COMMANDS["train"][1])
     add_train_arguments(train)
-    add_threads_argument(train)
+    add_process_arguments(train)
     train.add_argument("--dataset", help="a split written by `grokslt dataset` (default: made from the settings)")
     train.add_argument("--out", required=True, help="run directory")
     dataset = sub.add_parser("dataset", help=COMMANDS["dataset"][1])
@@ -243,17 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
     dataset.add_argument("--seed", type=int, required=True)
     dataset.add_argument("--split", default="authors", help="authors | numpy")
     dataset.add_argument("--out", required=True, help="output .npz")
-    add_threads_argument(dataset)
+    add_process_arguments(dataset)
     llc = sub.add_parser("llc", help=COMMANDS["llc"][1])
     add_selection_arguments(llc)
     add_llc_arguments(llc)
-    add_threads_argument(llc)
+    add_process_arguments(llc)
     hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])
     add_selection_arguments(hessian)
     hessian.add_argument("--preset", default="paper_code", help="paper_code (2 probes) | paper_text (100)")
     hessian.add_argument("--num-probes", type=int, help="override the preset's number of probes")
     hessian.add_argument("--seed", type=int, default=0)
-    add_threads_argument(hessian)
+    add_process_arguments(hessian)
     theory = sub.add_parser("theory", help=COMMANDS["theory"][1])
     theory.add_argument("--out", required=True, help="output directory (tables) or CSV (with --run)")
     theory.add_argument("--run", help="a run directory: theory at its checkpoints")
@@ -267,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     theory.add_argument("--single-d", default="2,3,4,6")
     theory.add_argument("--single-K", default="1,2,3,4,6,8")
     theory.add_argument("--seed", type=int, default=0)
-    add_threads_argument(theory)
+    add_process_arguments(theory)
     sensitivity = sub.add_parser("sensitivity", help=COMMANDS["sensitivity"][1])
     sensitivity.add_argument("--run", required=True)
     sensitivity.add_argument("--step", default="final", help="checkpoint step, or final")
@@ -275,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     sensitivity.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
     sensitivity.add_argument("--out", required=True)
     add_llc_arguments(sensitivity)
-    add_threads_argument(sensitivity)
+    add_process_arguments(sensitivity)
     tables = sub.add_parser("tables", help=COMMANDS["tables"][1])
     tables.add_argument("--id", required=True, help="run id")
     tables.add_argument("--run", required=True)
@@ -284,12 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--theory", required=True, help="per-checkpoint theory CSV")
     tables.add_argument("--params-out", required=True)
     tables.add_argument("--loss-out", required=True)
-    add_threads_argument(tables)
+    add_process_arguments(tables)
     summary = sub.add_parser("summary", help=COMMANDS["summary"][1])
     summary.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
     summary.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")
     summary.add_argument("--out", required=True)
-    add_threads_argument(summary)
+    add_process_arguments(summary)
     figure = sub.add_parser("figure", help=COMMANDS["figure"][1])
     figure.add_argument(
         "name", help="fig1a | fig1b | fig2 | trajectories | fig9 | sensitivity | theory_vs_measurement | diagnostics"
@@ -305,17 +308,32 @@ def build_parser() -> argparse.ArgumentParser:
     figure.add_argument("--checkpoints", type=int, default=4, help="diagnostics: checkpoints shown")
     figure.add_argument("--dpi", type=int, default=200)
     figure.add_argument("--out", required=True, help="output path without suffix")
-    add_threads_argument(figure)
+    add_process_arguments(figure)
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run one command. Expected failures (bad input: status 2; a failed computation or a full disk:
+    status 1) end in one line on stderr; `--debug` shows their traceback instead."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("grokslt").setLevel(logging.INFO)
     try:
         runtime.configure(args.threads)
         COMMANDS[args.command][0](args)
-    except ValueError as error:
-        print(f"grokslt {args.command}: error: {error}", file=sys.stderr)
-        sys.exit(2)
+    except (ValueError, ComputationFailed, OSError) as error:
+        if args.debug:
+            raise
+        status, message = expected_failure(error)
+        print(f"grokslt {args.command}: error: {message}", file=sys.stderr)
+        sys.exit(status)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def expected_failure(error: Exception) -> tuple[int, str]:
+    """(exit status, one line) for an error a user can act on."""
+    if isinstance(error, OSError):
+        return describe_os_error(error)
+    status = getattr(error, "exit_status", 2)
+    return status, " ".join(str(error).split("\n")[:1]) or type(error).__name__

@@ -45,6 +45,7 @@ _SIGNATURES = {
     "centred_residual": ("pppiiiifpp", ctypes.c_int),
     "normal_fill": ("ppi", None),
     "sgld_update": ("pppifffp", None),
+    "subnormals_flushed": ("", ctypes.c_int),
 }
 
 
@@ -64,12 +65,12 @@ def _cpu_signature() -> str:
     return platform.processor()
 
 
-def _compile(compiler: str) -> Path:
-    """The shared library for this source, compiler and CPU, built (atomically) if not cached."""
+def _compile(compiler: str, directory: Path) -> Path:
+    """The shared library for this source, compiler and CPU in `directory`, built (atomically) if not there."""
     version = subprocess.run([compiler, "--version"], capture_output=True, text=True, check=False).stdout
     identity = [SOURCE.read_text(), compiler, version, platform.machine(), _cpu_signature(), *BASE_FLAGS, repr(TUNINGS)]
     key = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:16]
-    target = cache_dir() / f"sgld-{key}.so"
+    target = directory / f"sgld-{key}.so"
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +97,7 @@ def library() -> ctypes.CDLL | None:
     try:
         if compiler is None:
             raise RuntimeError(f"no C compiler ({os.environ.get('CC', 'cc')!r}) on PATH")
-        lib = ctypes.CDLL(str(_compile(compiler)))
+        lib = _load(compiler)
     except (OSError, RuntimeError) as error:
         warnings.warn(
             f"grokslt's CPU kernels are unavailable, the native sampler runs in torch (slower): {error}",
@@ -108,6 +109,25 @@ def library() -> ctypes.CDLL | None:
         function = getattr(lib, name)
         function.argtypes, function.restype = [_ARGUMENTS[kind] for kind in kinds], restype
     return lib
+
+
+def _load(compiler: str) -> ctypes.CDLL:
+    """The library from the cache; where the cache cannot be written (read-only, not a directory), built
+    in a private directory for this process alone, removed once loaded."""
+    try:
+        return ctypes.CDLL(str(_compile(compiler, cache_dir())))
+    except OSError as error:
+        private = Path(tempfile.mkdtemp(prefix="grokslt-kernels-"))
+        warnings.warn(
+            f"grokslt's kernel cache {cache_dir()} cannot be used ({error.strerror or error}); "
+            f"building the CPU kernels for this process only (set GROKSLT_CACHE_DIR to a writable directory)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        try:
+            return ctypes.CDLL(str(_compile(compiler, private)))
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
 
 
 def applicable(*tensors: torch.Tensor) -> bool:

@@ -7,6 +7,7 @@ first layer is then a gather (see `grokslt.model`). `one_hot_inputs` builds the 
 from __future__ import annotations
 
 import random
+import zipfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,14 @@ class ModularAddition:
     @property
     def n_train(self) -> int:
         return len(self.train_idx)
+
+    def same_split(self, other: ModularAddition) -> bool:
+        return self.p == other.p and all(
+            torch.equal(mine, theirs)
+            for mine, theirs in zip(
+                (self.pairs, self.train_idx, self.val_idx), (other.pairs, other.train_idx, other.val_idx), strict=True
+            )
+        )
 
     def subset(self, which: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(a, b, target) index tensors of the train or val set."""
@@ -125,10 +134,16 @@ def save_dataset(data: ModularAddition, path) -> None:
 
 
 def load_dataset(path) -> ModularAddition:
-    with np.load(path) as arrays:
-        return ModularAddition(
-            p=int(arrays["p"]),
-            pairs=torch.from_numpy(arrays["pairs"]),
-            train_idx=torch.from_numpy(arrays["train_idx"]),
-            val_idx=torch.from_numpy(arrays["val_idx"]),
-        )
+    """A split written by `save_dataset`; a file that is not one is a `BadInput` naming it."""
+    from grokslt.errors import BadInput
+
+    try:
+        with np.load(path) as arrays:
+            return ModularAddition(
+                p=int(arrays["p"]),
+                pairs=torch.from_numpy(arrays["pairs"]),
+                train_idx=torch.from_numpy(arrays["train_idx"]),
+                val_idx=torch.from_numpy(arrays["val_idx"]),
+            )
+    except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        raise BadInput(f"{path}: not a dataset written by `grokslt dataset` ({error})") from None

@@ -97,7 +97,7 @@ def write_hessian_table(
 ) -> list[dict]:
     """Hutchinson and exact traces of L_n at the selected checkpoints of a run, one CSV row each."""
     from grokslt.io import write_csv
-    from grokslt.runs import load_run, parse_steps, select_steps, step_seed
+    from grokslt.runs import load_run, select_run_steps, step_seed
 
     if preset not in PRESETS:
         raise ValueError(f"preset = {preset!r}: expected one of {sorted(PRESETS)}")
@@ -105,7 +105,7 @@ def write_hessian_table(
     if probes < 1:
         raise ValueError(f"num_probes = {probes}: expected a positive integer")
     run = load_run(run_dir)
-    selected = select_steps(list(run.checkpoints), parse_steps(steps), chunk)
+    selected = select_run_steps(run, steps, chunk)
     a, b, c = run.data.subset("train")
     loss_fn = network_loss(a, b, c, run.data.p)
     rows = []

@@ -1,7 +1,9 @@
 """Atomic file output and checkpoint storage.
 
 Every file is written to a temporary name in its own directory and renamed into place, so a killed
-job never leaves a half-written file that looks finished.
+job never leaves a half-written file that looks finished. Files are serialised in memory and written
+by Python, so a full disk or a read-only directory is an `OSError` that names the file, never a
+library's internal error; a file that cannot be read back is a `BadInput` that names it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import csv
 import io
 import json
 import os
+import pickle
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -18,7 +21,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors import SafetensorError
+from safetensors.torch import load, save
+
+from grokslt.errors import BadInput
 
 CHECKPOINT_PATTERN = re.compile(r"step_(\d+)\.safetensors$")
 
@@ -27,20 +33,27 @@ CHECKPOINT_PATTERN = re.compile(r"step_(\d+)\.safetensors$")
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
         yield Path(tmp)
         os.replace(tmp, path)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from error
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
+    write_bytes(path, text.encode())
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     with atomic_path(path) as tmp:
-        tmp.write_text(text)
+        tmp.write_bytes(data)
 
 
 def write_json(path: str | os.PathLike, data: Mapping) -> None:
@@ -70,8 +83,7 @@ def checkpoint_path(directory: str | os.PathLike, step: int) -> Path:
 
 
 def save_params(path: str | os.PathLike, params: Mapping[str, torch.Tensor]) -> None:
-    with atomic_path(path) as tmp:
-        save_file({k: v.detach().contiguous().cpu() for k, v in params.items()}, str(tmp))
+    write_bytes(path, save({k: v.detach().contiguous().cpu() for k, v in params.items()}))
 
 
 def save_checkpoint(directory: str | os.PathLike, step: int, params: Mapping[str, torch.Tensor]):
@@ -79,7 +91,12 @@ def save_checkpoint(directory: str | os.PathLike, step: int, params: Mapping[str
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, torch.Tensor]:
-    return load_file(str(path))
+    data = Path(path).read_bytes()
+    try:
+        tensors = load(data)
+    except SafetensorError as error:
+        raise BadInput(f"{path}: not a readable checkpoint ({error}); it is truncated or corrupt") from None
+    return {name: tensors[name] for name in sorted(tensors)}  # `load` returns them in a random order
 
 
 def list_checkpoints(directory: str | os.PathLike) -> dict[int, Path]:
@@ -93,14 +110,20 @@ def list_checkpoints(directory: str | os.PathLike) -> dict[int, Path]:
 
 
 def save_npz(path: str | os.PathLike, **arrays) -> None:
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    write_bytes(path, buffer.getvalue())
 
 
 def save_torch(path: str | os.PathLike, obj) -> None:
-    with atomic_path(path) as tmp:
-        torch.save(obj, tmp)
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    write_bytes(path, buffer.getvalue())
 
 
 def load_torch(path: str | os.PathLike):
-    return torch.load(path, weights_only=True)
+    data = io.BytesIO(Path(path).read_bytes())
+    try:
+        return torch.load(data, weights_only=True)
+    except (RuntimeError, EOFError, ValueError, pickle.UnpicklingError):
+        raise BadInput(f"{path}: not a readable torch file (truncated or corrupt); delete it to start over") from None

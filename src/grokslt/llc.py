@@ -23,6 +23,7 @@ import torch
 
 from grokslt import cpu_kernels
 from grokslt.cpu_kernels import NormalStream
+from grokslt.errors import ComputationFailed
 
 Params = dict[str, torch.Tensor]
 # loss_fn(params with a leading chain dimension, sample indices [C, B]) -> loss [C],
@@ -142,7 +143,7 @@ def chain_statistics(
     trace = np.asarray(trace, dtype=np.float64)
     diverged = ~np.isfinite(trace).all(axis=1) | (np.abs(trace) > max_loss).any(axis=1)
     if diverged.all():
-        raise RuntimeError(
+        raise ComputationFailed(
             f"all {len(trace)} SGLD chains diverged (non-finite loss or |loss| > {max_loss:g}): "
             "lower the step size or raise the localization"
         )

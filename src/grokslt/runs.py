@@ -4,6 +4,7 @@ that one job of a later stage works on."""
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,8 +12,11 @@ import numpy as np
 import torch
 
 from grokslt.data import ModularAddition, make_dataset
+from grokslt.errors import BadInput
 from grokslt.io import list_checkpoints, load_checkpoint
 from grokslt.train import TrainConfig
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -21,22 +25,55 @@ class Run:
     config: TrainConfig
     data: ModularAddition
     checkpoints: dict[int, Path]
+    outcome: dict
+
+    @property
+    def diverged_step(self) -> int | None:
+        return self.outcome["step"] if self.outcome["status"] == "diverged" else None
 
     def load(self, step: int) -> dict[str, torch.Tensor]:
-        return load_checkpoint(self.checkpoints[step])
+        """The parameters at `step`, checked to be this run's model."""
+        params = load_checkpoint(self.checkpoints[step])
+        p, hidden = self.config.p, self.config.hidden
+        expected = {"W": (2 * p, hidden), "V": (p, hidden)}
+        found = {name: tuple(params[name].shape) if name in params else None for name in expected}
+        if found != expected:
+            raise BadInput(
+                f"{self.checkpoints[step]}: holds {found}, but the run (p = {p}, K = {hidden}) has {expected}: "
+                "the checkpoint belongs to another run"
+            )
+        return params
 
 
 def load_run(path: str | Path) -> Run:
+    """A run written by `grokslt train`; a run that diverged may have no checkpoints."""
     path = Path(path)
     meta = path / "run.json"
     if not meta.exists():
-        raise ValueError(f"--run {path}: no run.json there; expected a directory written by `grokslt train`")
-    config = TrainConfig(**json.loads(meta.read_text())["config"])
+        raise BadInput(f"--run {path}: no run.json there; expected a directory written by `grokslt train`")
+    try:
+        record = json.loads(meta.read_text())
+        config, outcome = TrainConfig(**record["config"]), record["outcome"]
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise BadInput(f"{meta}: not a run record of `grokslt train` ({error}); train the run again") from None
     checkpoints = list_checkpoints(path / "checkpoints")
-    if not checkpoints:
-        raise ValueError(f"--run {path}: no checkpoints in {path / 'checkpoints'}")
+    if not checkpoints and outcome["status"] != "diverged":
+        raise BadInput(f"--run {path}: no checkpoints in {path / 'checkpoints'}")
     data = make_dataset(config.p, config.train_frac, config.seed, config.split)
-    return Run(path, config, data, checkpoints)
+    return Run(path, config, data, checkpoints, outcome)
+
+
+def select_run_steps(run: Run, steps: str | None, chunk: str | None) -> list[int]:
+    """The checkpoints one job works on (`select_steps`); a step at which the run diverged is refused."""
+    wanted = parse_steps(steps)
+    if wanted is not None and run.diverged_step in wanted:
+        raise BadInput(f"--steps {run.diverged_step}: training diverged there ({run.outcome['reason']}); no checkpoint")
+    selected = select_steps(list(run.checkpoints), wanted, chunk)
+    if run.diverged_step is not None:
+        log.warning(
+            "%s: training diverged at step %d; %d checkpoints before it", run.path, run.diverged_step, len(selected)
+        )
+    return selected
 
 
 def parse_chunk(text: str) -> tuple[int, int]:
@@ -57,7 +94,8 @@ def select_steps(available: list[int], steps: list[int] | None = None, chunk: st
     if steps is not None:
         missing = sorted(set(steps) - set(available))
         if missing:
-            raise ValueError(f"--steps {missing}: no such checkpoints (have {available[0]}..{available[-1]})")
+            have = f"have {available[0]}..{available[-1]}" if available else "the run has none"
+            raise BadInput(f"--steps {missing}: no such checkpoints ({have})")
         return sorted(steps)
     if chunk is None:
         return list(available)

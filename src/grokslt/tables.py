@@ -42,11 +42,12 @@ AUTHORS_NAMES = {
 
 
 def read_csvs(paths) -> pd.DataFrame:
+    """The rows of chunk tables in step order; the (empty) first table where none has rows."""
     frames = [pd.read_csv(path) for path in paths]
-    frames = [frame for frame in frames if len(frame)]
-    if not frames:
-        return pd.DataFrame({"step": pd.Series(dtype=int)})
-    return pd.concat(frames, ignore_index=True).sort_values("step", ignore_index=True)
+    filled = [frame for frame in frames if len(frame)]
+    if not filled:
+        return frames[0] if frames else pd.DataFrame({"step": pd.Series(dtype=int)})
+    return pd.concat(filled, ignore_index=True).sort_values("step", ignore_index=True)
 
 
 def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> pd.DataFrame:
@@ -60,7 +61,8 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> 
     theory = pd.read_csv(theory_csv)[["step", "K_eff", "keff_llc"]]
     table = log.merge(llc, on="step", how="left").merge(hessian, on="step", how="left")
     table = table.merge(theory, on="step", how="left")
-    missing = table.loc[table["llc"].isna() | table["trace_hutchinson"].isna(), "step"].tolist()
+    unestimated = table["llc"].isna() | table["trace_hutchinson"].isna()
+    missing = table.loc[unestimated & ~table["diverged"], "step"].tolist()
     if missing:
         raise ValueError(f"{run_dir}: no LLC or Hessian-trace row for steps {missing[:5]}")
     table.insert(1, "training_step", table["samples_seen"])  # the authors' name for samples seen
@@ -71,6 +73,7 @@ def params_row(run_id: str, run_dir, llc: pd.DataFrame, hessian: pd.DataFrame) -
     meta = json.loads((Path(run_dir) / "run.json").read_text())
     config = meta["config"]
     row = {"run": run_id, **config, **meta["dataset"], "n_params": meta["n_params"]}
+    row.update(status=meta["outcome"]["status"], status_step=meta["outcome"]["step"])
     if len(llc):
         row.update({f"llc_{c}": llc[c].iloc[0] for c in SAMPLER_COLUMNS})
     if len(hessian):
@@ -98,22 +101,55 @@ def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, theory_csv, params
 
 
 def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
-    """Final and peak LLC, Hessian trace, GSM, transition steps and the closed forms for one run."""
+    """Final and peak LLC, Hessian trace, GSM, transition steps and the closed forms for one run. A run
+    that diverged says so in `status`; its statistics cover the evaluations before it diverged."""
     run_dir = Path(run_dir)
     params = pd.read_csv(run_dir / "params.csv").iloc[0]
     table = pd.read_csv(run_dir / "loss_data.csv")
     config = TrainConfig(**{f.name: _native(params[f.name]) for f in dataclasses.fields(TrainConfig)})
-    final, peak = table.iloc[-1], table.loc[table["llc"].idxmax()]
-    peak_trace = table.loc[table["trace_hutchinson"].idxmax()]
     theory = closed_form_row(config.p, config.hidden)
-    return {
+    row = {
         "run": run_id,
         "experiments": ";".join(sorted(experiments)),
         **{key: getattr(config, key) for key in ("p", "hidden", "optimizer", "lr", "weight_decay", "batch_size")},
         "seed": config.seed,
         "train_frac": config.train_frac,
-        "final_step": int(final["step"]),
-        "stopped_early": int(final["step"]) < config.max_steps,
+        "status": params["status"],
+        "final_step": int(params["status_step"]),
+        "stopped_early": params["status"] == "early_stop",
+        **dict.fromkeys(MEASURED_COLUMNS),
+    }
+    table = table[~table["diverged"]]
+    if len(table):
+        row.update(measured_columns(table))
+    row.update({key: theory[key] for key in ("regime", "generic_llc", "stage2_llc", "lazy_lower", "lazy_upper")})
+    return row
+
+
+MEASURED_COLUMNS = [
+    "final_train_acc",
+    "final_val_acc",
+    "final_llc",
+    "final_llc_std",
+    "peak_llc",
+    "peak_llc_step",
+    "final_trace",
+    "peak_trace",
+    "peak_trace_step",
+    "gsm",
+    "memorisation_step",
+    "grok_step_50",
+    "grok_step_95",
+    "final_K_eff",
+    "final_keff_llc",
+]
+
+
+def measured_columns(table: pd.DataFrame) -> dict:
+    """The summary statistics of a run's loss table (evaluations before any divergence)."""
+    final, peak = table.iloc[-1], table.loc[table["llc"].idxmax()]
+    peak_trace = table.loc[table["trace_hutchinson"].idxmax()]
+    values = {
         "final_train_acc": final["train_acc"],
         "final_val_acc": final["val_acc"],
         "final_llc": final["llc"],
@@ -127,8 +163,9 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
         **transition_steps(table["step"], table["train_acc"], table["val_acc"]),
         "final_K_eff": int(final["K_eff"]),
         "final_keff_llc": final["keff_llc"],
-        **{key: theory[key] for key in ("regime", "generic_llc", "stage2_llc", "lazy_lower", "lazy_upper")},
     }
+    assert list(values) == MEASURED_COLUMNS
+    return values
 
 
 def _native(value):

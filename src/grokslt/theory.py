@@ -287,10 +287,10 @@ def write_theory_tables(out_dir, sizes, grid_p, grid_K, single_d, single_K, seed
 
 def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 0.99, atom_rank_max: int = 0):
     from grokslt.io import write_csv
-    from grokslt.runs import load_run, parse_steps, select_steps
+    from grokslt.runs import load_run, select_run_steps
 
     run = load_run(run_dir)
-    selected = select_steps(list(run.checkpoints), parse_steps(steps), chunk)
+    selected = select_run_steps(run, steps, chunk)
     rows = [checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max) for step in selected]
     columns = ["step", "K", "K_eff", "K_eff_mass", "generic_llc", "keff_llc", "atom_rank_llc"]
     write_csv(out, rows, columns)

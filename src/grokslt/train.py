@@ -5,12 +5,19 @@ One "epoch" of the paper is one optimizer step on one fresh random batch (the au
 the full train and validation sets, writes a checkpoint, its resume state and the training log. A
 run killed at any point and started again with the same settings continues from its last resume
 state and writes a byte-identical log.
+
+A run started again with other stopping settings (a larger `max_steps`, another early-stop rule)
+continues too, where its log is what the new settings would have written so far; any other change
+is refused. A run whose training loss is not finite or exceeds DIVERGENCE_FACTOR times the loss of
+the zero function stops there: the evaluation is logged with `diverged` set, no checkpoint is
+written for it, and `run.json` records the outcome.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import platform
 import sys
 from dataclasses import dataclass
@@ -21,7 +28,9 @@ import torch
 
 from grokslt import __version__
 from grokslt.data import SPLIT_MODES, ModularAddition, make_dataset, validate_task
+from grokslt.errors import BadInput
 from grokslt.io import (
+    checkpoint_path,
     load_torch,
     save_checkpoint,
     save_params,
@@ -47,8 +56,13 @@ LOG_COLUMNS = [
     "val_acc_offset",
     "train_loss_authors",
     "val_loss_authors",
+    "diverged",
 ]
 RESUME_FILE = "resume.pt"
+# Training has diverged when its loss exceeds this multiple of the zero function's loss (about
+# 0.5 (1 - 1/p)): a network that fits nothing has loss 1x, and no run that recovers was seen above 10x.
+DIVERGENCE_FACTOR = 1e3
+STOPPING_SETTINGS = ("max_steps", "early_stop", "early_stop_threshold", "early_stop_patience")
 
 
 @dataclass(frozen=True)
@@ -152,11 +166,26 @@ def should_stop(rows: list[dict], config: TrainConfig) -> bool:
     )
 
 
-def run_metadata(config: TrainConfig, data: ModularAddition) -> dict:
+def zero_function_loss(data: ModularAddition) -> float:
+    """The centred training loss of the network that outputs zero everywhere."""
+    _, _, c = data.subset("train")
+    target = torch.nn.functional.one_hot(c, data.p).to(torch.get_default_dtype())
+    return centred_loss(torch.zeros_like(target), target).item()
+
+
+def has_diverged(train_loss: float, zero_loss: float) -> bool:
+    return not math.isfinite(train_loss) or train_loss > DIVERGENCE_FACTOR * zero_loss
+
+
+def run_metadata(config: TrainConfig, data: ModularAddition, outcome: dict) -> dict:
+    from grokslt.runtime import subnormal_mode
+
     return {
         "config": dataclasses.asdict(config),
         "dataset": {"p": data.p, "n_train": data.n_train, "n_val": len(data.val_idx)},
         "n_params": 3 * data.p * config.hidden,
+        "outcome": outcome,
+        "runtime": {"subnormals": subnormal_mode()},
         "versions": versions(),
     }
 
@@ -177,11 +206,12 @@ class Trainer:
         config.validate()
         self.config = config
         self.out = Path(out_dir)
-        self.data = make_dataset(config.p, config.train_frac, config.seed, config.split) if data is None else data
-        if self.data.p != config.p or self.data.n_train != int(config.train_frac * config.p**2):
-            raise ValueError(
-                f"dataset with p = {self.data.p}, {self.data.n_train} training pairs: the run asks for "
-                f"p = {config.p}, train_frac = {config.train_frac}"
+        self.data = make_dataset(config.p, config.train_frac, config.seed, config.split)
+        if data is not None and not data.same_split(self.data):
+            raise BadInput(
+                f"dataset with p = {data.p} and {data.n_train} training pairs is not the split of the run's "
+                f"settings (p = {config.p}, train_frac = {config.train_frac}, seed = {config.seed}, "
+                f"split = {config.split})"
             )
         torch.manual_seed(config.seed)
         self.model = QuadraticNet(config.p, config.hidden)
@@ -193,6 +223,7 @@ class Trainer:
         self.rows: list[dict] = []
         self.finished = False
         self.train_a, self.train_b, self.train_c = self.data.subset("train")
+        self.zero_loss = zero_function_loss(self.data)
 
     # -- persistence -------------------------------------------------------------------------------
     def state(self) -> dict:
@@ -207,20 +238,38 @@ class Trainer:
         }
 
     def restore(self, state: dict) -> None:
-        if state["config"] != dataclasses.asdict(self.config):
-            raise ValueError(
-                f"{self.out / RESUME_FILE}: was written with different settings "
-                f"{state['config']}; use another --out directory or the same settings"
-            )
+        """Continue from a saved state, under this trainer's settings where they differ only in when
+        to stop and the saved log is what they would have written (`extension_problem`)."""
+        problem = extension_problem(TrainConfig(**state["config"]), self.config, state["rows"], state["step"])
+        if problem:
+            raise BadInput(f"{self.out / RESUME_FILE}: {problem}; use another --out directory or the run's settings")
         self.step = state["step"]
         self.model.load_params(state["params"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.sampler.generator.set_state(state["batch_rng"])
         self.rows = state["rows"]
         self.finished = state["finished"]
+        if self.finished and not self.diverged and not should_stop(self.rows, self.config):
+            self.finished = self.step >= self.config.max_steps
+        if not self.finished and self.rows and self.rows[-1]["step"] % self.config.eval_every:
+            # the closing evaluation of a run that reached its old max_steps between evaluations
+            checkpoint_path(self.out / "checkpoints", self.rows.pop()["step"]).unlink(missing_ok=True)
+
+    @property
+    def diverged(self) -> bool:
+        return bool(self.rows) and self.rows[-1]["diverged"]
+
+    def outcome(self) -> dict:
+        if not self.finished:
+            return {"status": "training", "step": self.step}
+        if self.diverged:
+            loss = self.rows[-1]["train_loss"]
+            reason = f"train loss {loss:.3g} > {DIVERGENCE_FACTOR:g} x the zero function's {self.zero_loss:.3g}"
+            return {"status": "diverged", "step": self.step, "reason": reason}
+        return {"status": "early_stop" if should_stop(self.rows, self.config) else "max_steps", "step": self.step}
 
     def save(self) -> None:
-        if self.rows and self.rows[-1]["step"] == self.step:
+        if self.rows and self.rows[-1]["step"] == self.step and not self.diverged:
             save_checkpoint(self.out / "checkpoints", self.step, self.model.params())
         save_torch(self.out / RESUME_FILE, self.state())
         write_csv(self.out / "train_log.csv", self.rows, LOG_COLUMNS)
@@ -246,8 +295,28 @@ class Trainer:
             "samples_seen": self.step * self.config.batch_size,
             **evaluate(self.model, self.data),
         }
+        row["diverged"] = has_diverged(row["train_loss"], self.zero_loss)
         self.rows.append(row)
         return row
+
+
+def extension_problem(saved: TrainConfig, wanted: TrainConfig, rows: list[dict], step: int) -> str | None:
+    """Why a run saved with settings `saved` (log `rows`, at `step`) cannot continue under `wanted`, or
+    None: only the stopping settings may differ, and the saved log must be what `wanted` would have
+    written so far (no earlier stop under its rule, not past its max_steps)."""
+    changed = [
+        f"{f.name} {getattr(saved, f.name)!r} -> {getattr(wanted, f.name)!r}"
+        for f in dataclasses.fields(TrainConfig)
+        if f.name not in STOPPING_SETTINGS and getattr(saved, f.name) != getattr(wanted, f.name)
+    ]
+    if changed:
+        return f"was written with other settings ({', '.join(changed)})"
+    if step > wanted.max_steps:
+        return f"has trained {step} steps, past max_steps = {wanted.max_steps}"
+    for end in range(1, len(rows)):
+        if should_stop(rows[:end], wanted):
+            return f"would have stopped early at step {rows[end - 1]['step']} under the new early-stop rule"
+    return None
 
 
 def train(
@@ -263,9 +332,11 @@ def train(
     else:
         trainer.out.mkdir(parents=True, exist_ok=True)
         save_params(trainer.out / "init.safetensors", trainer.model.params())
-    write_json(trainer.out / "run.json", run_metadata(config, trainer.data))
     if trainer.finished:
+        save_torch(resume, trainer.state())  # it now records the new stopping settings
+        write_json(trainer.out / "run.json", run_metadata(config, trainer.data, trainer.outcome()))
         return trainer
+    write_json(trainer.out / "run.json", run_metadata(config, trainer.data, trainer.outcome()))
     show_bar = sys.stderr.isatty() if progress is None else progress
     bar = _progress_bar(config.max_steps, trainer.step, show_bar)
     while trainer.step < config.max_steps:
@@ -273,12 +344,11 @@ def train(
         bar.update(1)
         if trainer.step % config.eval_every == 0:
             row = trainer.log_evaluation()
-            trainer.finished = should_stop(trainer.rows, config)
+            trainer.finished = row["diverged"] or should_stop(trainer.rows, config)
             trainer.save()
             if not show_bar:
                 log.info(_describe(row))
             if trainer.finished:
-                log.info("early stop at step %d", trainer.step)
                 break
     bar.close()
     if not trainer.finished:
@@ -286,6 +356,12 @@ def train(
             trainer.log_evaluation()
         trainer.finished = True
         trainer.save()
+    outcome = trainer.outcome()
+    write_json(trainer.out / "run.json", run_metadata(config, trainer.data, outcome))
+    if outcome["status"] == "diverged":
+        log.warning("%s: training diverged at step %d (%s)", trainer.out, trainer.step, outcome["reason"])
+    else:
+        log.info("%s: %s at step %d", trainer.out, outcome["status"].replace("_", " "), trainer.step)
     return trainer
 
 

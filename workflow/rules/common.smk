@@ -1,6 +1,7 @@
 # Config validation, run expansion, wildcard constraints and input functions shared by every stage.
 import math
 import os
+import shlex
 import sys
 
 from snakemake.utils import validate
@@ -17,7 +18,7 @@ except ValueError as error:
 # Rules call the `grokslt` command line. Where Snakemake was started without activating its environment
 # (`.venv/bin/snakemake ...`), the command is found beside Snakemake's own interpreter; an activated or
 # conda environment earlier on PATH takes precedence.
-shell.prefix(f'set -euo pipefail; export PATH="$PATH:{os.path.dirname(sys.executable)}"; ')
+shell.prefix(f"set -euo pipefail; export PATH=\"$PATH\":{shlex.quote(os.path.dirname(sys.executable))}; ")
 
 RESULTS = config["results"]
 THREADS = config["threads"]
@@ -50,30 +51,32 @@ def run_dir(run):
 def train_args(wildcards):
     """The `grokslt train` flags of a run: every setting, so a changed setting reruns training."""
     c = RUNS[wildcards.run]
-    args = (
-        f"--p {c.p} --hidden {c.hidden} --train-frac {c.train_frac} --optimizer {c.optimizer} --lr {c.lr!r} "
-        f"--weight-decay {c.weight_decay!r} --momentum {c.momentum!r} --batch-size {c.batch_size} "
-        f"--max-steps {c.max_steps} --eval-every {c.eval_every} --seed {c.seed} --split {c.split}"
-    )
+    args = [
+        *("--p", c.p, "--hidden", c.hidden, "--train-frac", c.train_frac, "--optimizer", c.optimizer),
+        *("--lr", repr(c.lr), "--weight-decay", repr(c.weight_decay), "--momentum", repr(c.momentum)),
+        *("--batch-size", c.batch_size, "--max-steps", c.max_steps, "--eval-every", c.eval_every),
+        *("--seed", c.seed, "--split", c.split),
+    ]
     if not c.early_stop:
-        return f"{args} --no-early-stop"
-    return f"{args} --early-stop-threshold {c.early_stop_threshold!r} --early-stop-patience {c.early_stop_patience}"
+        return [*map(str, args), "--no-early-stop"]
+    stop = ["--early-stop-threshold", repr(c.early_stop_threshold), "--early-stop-patience", c.early_stop_patience]
+    return [str(arg) for arg in args + stop]
 
 
 def llc_args():
     """Sampler flags: a changed preset or override reruns the LLC jobs and what depends on them."""
     llc = config["llc"]
-    args = [f"--preset {llc['preset']}", f"--backend {llc['backend']}", f"--seed {llc['seed']}"]
+    args = ["--preset", llc["preset"], "--backend", llc["backend"], "--seed", llc["seed"]]
     for key in ("step_size", "nbeta", "localization", "num_chains", "num_burnin", "num_draws", "init_loss"):
         if key in llc:
-            args.append(f"--{key.replace('_', '-')} {llc[key]}")
-    return " ".join(args)
+            args += [f"--{key.replace('_', '-')}", llc[key]]
+    return [str(arg) for arg in args]
 
 
 def hessian_args():
     hessian = config["hessian"]
-    probes = f" --num-probes {hessian['num_probes']}" if "num_probes" in hessian else ""
-    return f"--preset {hessian['preset']} --seed {hessian['seed']}{probes}"
+    probes = ["--num-probes", str(hessian["num_probes"])] if "num_probes" in hessian else []
+    return ["--preset", hessian["preset"], "--seed", str(hessian["seed"]), *probes]
 
 
 def checkpoint_count(run):
@@ -131,3 +134,20 @@ def figure_prefix(wildcards, output):
 
 def diagnostics_run():
     return MEMBERSHIP[FIGURE_CONFIG["diagnostics"]["experiment"]][0]
+
+
+def report_diverged_runs():
+    """After a successful workflow, name the runs whose training diverged (the summary marks them)."""
+    import csv
+
+    summary = f"{RESULTS}/summary/runs.csv"
+    if not os.path.exists(summary):
+        return
+    with open(summary) as handle:
+        diverged = [row["run"] for row in csv.DictReader(handle) if row["status"] == "diverged"]
+    if diverged:
+        print(
+            f"grokslt: training diverged in {len(diverged)} run(s), marked in {summary} and the figures: "
+            + ", ".join(diverged),
+            file=sys.stderr,
+        )

@@ -15,4 +15,4 @@ rule dataset:
         ENV
     shell:
         "grokslt dataset --p {params.train.p} --train-frac {params.train.train_frac} --seed {params.train.seed} "
-        "--split {params.train.split} --out {output} > {log} 2>&1"
+        "--split {params.train.split:q} --out {output:q} > {log:q} 2>&1"

@@ -15,8 +15,8 @@ rule fig1a:
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure fig1a --summary {input.summary} --experiment {params.experiment} --dpi {params.dpi} "
-        "--out {params.out} > {log} 2>&1"
+        "grokslt figure fig1a --summary {input.summary:q} --experiment {params.experiment:q} --dpi {params.dpi} "
+        "--out {params.out:q} > {log:q} 2>&1"
 
 
 rule fig1b:
@@ -34,8 +34,8 @@ rule fig1b:
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure fig1b --summary {input.summary} --experiment {params.experiment} --dpi {params.dpi} "
-        "--out {params.out} > {log} 2>&1"
+        "grokslt figure fig1b --summary {input.summary:q} --experiment {params.experiment:q} --dpi {params.dpi} "
+        "--out {params.out:q} > {log:q} 2>&1"
 
 
 rule fig2:
@@ -48,8 +48,8 @@ rule fig2:
         figure_report("fig2", "fig2"),
     params:
         experiment=FIGURE_CONFIG["fig2"]["experiment"],
-        band=f"--band-experiment {FIGURE_CONFIG['fig2']['band_experiment']}"
-        if FIGURE_CONFIG["fig2"].get("band_experiment") else "",
+        band=["--band-experiment", FIGURE_CONFIG["fig2"]["band_experiment"]]
+        if FIGURE_CONFIG["fig2"].get("band_experiment") else [],
         out=figure_prefix,
         dpi=DPI,
     log:
@@ -57,8 +57,8 @@ rule fig2:
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure fig2 --summary {input.summary} --loss-data {input.tables} --experiment {params.experiment} "
-        "{params.band} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
+        "grokslt figure fig2 --summary {input.summary:q} --loss-data {input.tables:q} --experiment {params.experiment:q} "
+        "{params.band:q} --dpi {params.dpi} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule trajectories:
@@ -78,8 +78,8 @@ rule trajectories:
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure trajectories --summary {input.summary} --loss-data {input.tables} "
-        "--experiment {wildcards.experiment} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
+        "grokslt figure trajectories --summary {input.summary:q} --loss-data {input.tables:q} "
+        "--experiment {wildcards.experiment:q} --dpi {params.dpi} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule fig9:
@@ -97,8 +97,8 @@ rule fig9:
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure fig9 --summary {input.summary} --experiment {params.experiment} --dpi {params.dpi} "
-        "--out {params.out} > {log} 2>&1"
+        "grokslt figure fig9 --summary {input.summary:q} --experiment {params.experiment:q} --dpi {params.dpi} "
+        "--out {params.out:q} > {log:q} 2>&1"
 
 
 rule sensitivity_figure:
@@ -115,7 +115,7 @@ rule sensitivity_figure:
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure sensitivity --sensitivity {input.table} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
+        "grokslt figure sensitivity --sensitivity {input.table:q} --dpi {params.dpi} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule theory_vs_measurement:
@@ -126,7 +126,7 @@ rule theory_vs_measurement:
     output:
         figure_report("theory_vs_measurement", "theory_vs_measurement"),
     params:
-        experiments=" ".join(FIGURE_CONFIG["theory_vs_measurement"]["experiments"]),
+        experiments=FIGURE_CONFIG["theory_vs_measurement"]["experiments"],
         out=figure_prefix,
         dpi=DPI,
     log:
@@ -134,8 +134,8 @@ rule theory_vs_measurement:
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure theory_vs_measurement --summary {input.summary} --rank-checks {input.ranks} "
-        "--experiments {params.experiments} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
+        "grokslt figure theory_vs_measurement --summary {input.summary:q} --rank-checks {input.ranks:q} "
+        "--experiments {params.experiments:q} --dpi {params.dpi} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule diagnostics:
@@ -155,5 +155,5 @@ rule diagnostics:
     conda:
         FIGURE_ENV
     shell:
-        "grokslt figure diagnostics --loss-data {input.table} --traces {input.traces} "
-        "--checkpoints {params.checkpoints} --dpi {params.dpi} --out {params.out} > {log} 2>&1"
+        "grokslt figure diagnostics --loss-data {input.table:q} --traces {input.traces:q} "
+        "--checkpoints {params.checkpoints} --dpi {params.dpi} --out {params.out:q} > {log:q} 2>&1"

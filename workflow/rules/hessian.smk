@@ -16,5 +16,5 @@ rule hessian:
     conda:
         ENV
     shell:
-        "grokslt hessian --run {params.run} {params.args} --chunk {wildcards.i}/{wildcards.n} --threads {threads} "
-        "--out {output} > {log} 2>&1"
+        "grokslt hessian --run {params.run:q} {params.args:q} --chunk {wildcards.i}/{wildcards.n} --threads {threads} "
+        "--out {output:q} > {log:q} 2>&1"

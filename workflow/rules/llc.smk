@@ -19,9 +19,9 @@ rule llc:
     conda:
         ENV
     shell:
-        "grokslt llc --run {params.run} {params.sampler} --chunk {wildcards.i}/{wildcards.n} "
+        "grokslt llc --run {params.run:q} {params.sampler:q} --chunk {wildcards.i}/{wildcards.n} "
         "--device {params.device} --stack {params.stack} --threads {threads} "
-        "--out {output.table} --traces {output.traces} > {log} 2>&1"
+        "--out {output.table:q} --traces {output.traces:q} > {log:q} 2>&1"
 
 
 rule sampler_sensitivity:
@@ -44,5 +44,5 @@ rule sampler_sensitivity:
     conda:
         ENV
     shell:
-        "grokslt sensitivity --run {params.run} --step {params.step} --step-sizes {params.step_sizes} "
-        "--localizations {params.localizations} {params.sampler} --threads {threads} --out {output} > {log} 2>&1"
+        "grokslt sensitivity --run {params.run:q} --step {params.step:q} --step-sizes {params.step_sizes:q} "
+        "--localizations {params.localizations:q} {params.sampler:q} --threads {threads} --out {output:q} > {log:q} 2>&1"

@@ -18,8 +18,8 @@ rule run_tables:
     conda:
         ENV
     shell:
-        "grokslt tables --id {wildcards.run} --run {params.run} --llc {input.llc} --hessian {input.hessian} "
-        "--theory {input.theory} --params-out {output.params} --loss-out {output.loss} > {log} 2>&1"
+        "grokslt tables --id {wildcards.run:q} --run {params.run:q} --llc {input.llc:q} --hessian {input.hessian:q} "
+        "--theory {input.theory:q} --params-out {output.params:q} --loss-out {output.loss:q} > {log:q} 2>&1"
 
 
 rule summary:
@@ -29,8 +29,8 @@ rule summary:
     output:
         f"{RESULTS}/summary/runs.csv",
     params:
-        runs=" ".join(run_dir(run) for run in sorted(RUNS)),
-        membership=" ".join(f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items()),
+        runs=[run_dir(run) for run in sorted(RUNS)],
+        membership=[f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items()],
     log:
         f"{RESULTS}/logs/summary.log",
     threads: 1
@@ -40,4 +40,4 @@ rule summary:
     conda:
         ENV
     shell:
-        "grokslt summary --runs {params.runs} --experiment {params.membership} --out {output} > {log} 2>&1"
+        "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"

@@ -19,8 +19,8 @@ rule theory_tables:
     conda:
         ENV
     shell:
-        "grokslt theory --out {params.out} --sizes {params.sizes} --grid-p {params.grid_p} --grid-K {params.grid_K} "
-        "--single-d {params.single_d} --single-K {params.single_K} --threads {threads} > {log} 2>&1"
+        "grokslt theory --out {params.out:q} --sizes {params.sizes} --grid-p {params.grid_p} --grid-K {params.grid_K} "
+        "--single-d {params.single_d} --single-K {params.single_K} --threads {threads} > {log:q} 2>&1"
 
 
 rule run_theory:
@@ -41,5 +41,5 @@ rule run_theory:
     conda:
         ENV
     shell:
-        "grokslt theory --run {params.run} --mass {params.mass} --atom-rank-max {params.atom_rank_max} "
-        "--threads {threads} --out {output} > {log} 2>&1"
+        "grokslt theory --run {params.run:q} --mass {params.mass} --atom-rank-max {params.atom_rank_max} "
+        "--threads {threads} --out {output:q} > {log:q} 2>&1"

@@ -20,4 +20,4 @@ checkpoint train:
     conda:
         ENV
     shell:
-        "grokslt train {params.args} --threads {threads} --dataset {input.dataset} --out {params.out} > {log} 2>&1"
+        "grokslt train {params.args:q} --threads {threads} --dataset {input.dataset:q} --out {params.out:q} > {log:q} 2>&1"

@@ -44,4 +44,6 @@ def draw(name: str, args) -> None:
         table = _csv(loss, "--loss-data")
         params = _csv(Path(loss).with_name("params.csv"), "params.csv")
         fig = diagnostics.diagnostics(args.traces, table, params, args.checkpoints)
+    if summary is not None and name != "trajectories":  # small multiples show diverged runs as panels
+        style.note_diverged(fig, summary, [args.experiment, *args.experiments, args.band_experiment])
     style.save(fig, args.out, args.dpi)

@@ -53,23 +53,34 @@ def require_columns(table: pd.DataFrame, columns: Iterable[str], source: str) ->
         raise ValueError(f"{source}: columns {empty} hold no values")
 
 
-def experiment_rows(summary: pd.DataFrame, experiment: str, source: str) -> pd.DataFrame:
-    require_columns(summary, ["run", "experiments"], source)
+def experiment_rows(summary: pd.DataFrame, experiment: str, source: str, diverged: bool = False) -> pd.DataFrame:
+    """The summary rows of an experiment's runs; those whose training diverged only if asked."""
+    require_columns(summary, ["run", "experiments", "status"], source)
     member = summary["experiments"].fillna("").str.split(";").apply(lambda names: experiment in names)
-    rows = summary[member]
+    rows = summary[member if diverged else member & (summary["status"] != "diverged")]
     if rows.empty:
-        raise ValueError(f"{source}: no runs of experiment {experiment!r}")
+        raise ValueError(f"{source}: no runs of experiment {experiment!r} (that did not diverge)")
     return rows
 
 
+def note_diverged(fig, summary: pd.DataFrame, experiments: Iterable[str]) -> None:
+    """Name, under the figure, the runs of `experiments` left out because their training diverged."""
+    member = summary["experiments"].fillna("").str.split(";").apply(lambda names: bool(set(experiments) & set(names)))
+    runs = summary.loc[member & (summary["status"] == "diverged"), "run"].tolist()
+    if runs:
+        fig.text(0.0, 0.0, f"training diverged, not shown: {', '.join(runs)}", fontsize=5, color="0.35", va="top")
+
+
 def read_loss_tables(paths: Iterable[str | Path]) -> dict[str, pd.DataFrame]:
-    """{run id: loss_data.csv} keyed by the run directory's name."""
+    """{run id: loss_data.csv} keyed by the run directory's name, without the evaluation at which a
+    run's training diverged."""
     tables = {}
     for path in paths:
         path = Path(path)
         if not path.exists():
             raise ValueError(f"{path}: missing loss table of run {path.parent.name}")
-        tables[path.parent.name] = pd.read_csv(path)
+        table = pd.read_csv(path)
+        tables[path.parent.name] = table[~table["diverged"]]
     return tables
 
 

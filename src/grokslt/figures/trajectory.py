@@ -71,7 +71,7 @@ def fig2(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str
 
 def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str):
     """One panel per run: LLC (left axis) and train/validation accuracy (right axis)."""
-    rows = style.experiment_rows(summary, experiment, "summary/runs.csv")
+    rows = style.experiment_rows(summary, experiment, "summary/runs.csv", diverged=True)
     swept = [c for c in SWEPT if c in rows and rows[c].nunique() > 1] or ["seed"]
     rows = rows.sort_values(swept)
     count = len(rows)
@@ -79,6 +79,12 @@ def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], expe
     nrows = math.ceil(count / columns)
     fig, axes = plt.subplots(nrows, columns, figsize=(style.PAGE_WIDTH, 1.7 * nrows + 0.3), squeeze=False)
     for ax, (_, row) in zip(axes.flat, rows.iterrows(), strict=False):
+        ax.set_title("  ".join(f"{SWEPT[c]}={row[c]:g}" for c in swept), fontsize=6)
+        if row["status"] == "diverged":
+            ax.text(0.5, 0.5, f"training diverged\nat step {row['final_step']}", transform=ax.transAxes, ha="center")
+            if row["run"] not in tables or tables[row["run"]].empty:
+                ax.set_axis_off()
+                continue
         table = style.loss_table(tables, row["run"], COLUMNS)
         ax.plot(table["step"], table["llc"], color=style.LLC)
         ax.set_ylabel("LLC", fontsize=6)
@@ -89,7 +95,6 @@ def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], expe
         acc.grid(False)
         acc.tick_params(labelsize=5)
         ax.tick_params(labelsize=5)
-        ax.set_title("  ".join(f"{SWEPT[c]}={row[c]:g}" for c in swept), fontsize=6)
         style.mark_transitions(ax, row, labelled=False)
     for ax in list(axes.flat)[count:]:
         ax.set_visible(False)

@@ -10,6 +10,25 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+/* Whether this thread's floating-point unit flushes subnormal results to zero and treats subnormal
+ * inputs as zero (x86 MXCSR FTZ and DAZ, AArch64 FPCR FZ): 1 or 0, -1 where unknown. The mode is the
+ * calling thread's, set by grokslt.runtime through torch; a shared library cannot set it by its flags. */
+int subnormals_flushed(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned int csr = _mm_getcsr();
+    return ((csr >> 15) & 1u) && ((csr >> 6) & 1u);
+#elif defined(__aarch64__)
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    return (int)((fpcr >> 24) & 1u);
+#else
+    return -1;
+#endif
+}
 
 /* ---- first layer: a gather of two rows of W per sample, and its gradient ---- */
 

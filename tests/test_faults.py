@@ -1,0 +1,258 @@
+"""Fault injection: what a careless or hostile user, a full disk or a killed job does to the commands
+and the workflow. Each case asserts the exit status, that the error is one line naming the file or
+key (no traceback), and that nothing half-written is left where a rerun would trust it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from workflow_support import TINY, load, snakemake, write_config
+
+pytestmark = pytest.mark.slow  # about 25 commands of 2-5 s each
+
+TRAIN = ["--p", "7", "--hidden", "8", "--lr", "1e-2", "--batch-size", "16", "--eval-every", "20"]
+FAST_LLC = ["--num-burnin", "5", "--num-draws", "20"]
+
+
+def grokslt(*args, env: dict | None = None, timeout: int = 300, prefix: list[str] | None = None):
+    command = [*(prefix or []), sys.executable, "-m", "grokslt", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def error_line(result) -> str:
+    """The command's error: its last line on stderr, which must be its only error line."""
+    lines = result.stderr.strip().splitlines()
+    assert "Traceback" not in result.stderr, result.stderr
+    assert lines and lines[-1].startswith("grokslt "), result.stderr
+    assert sum(": error: " in line for line in lines) == 1, result.stderr
+    return lines[-1]
+
+
+def leftovers(directory: Path) -> list[str]:
+    """Temporary files of atomic writes left in `directory` (and below)."""
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob(".*.tmp"))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("faults") / "run"
+    assert grokslt("train", *TRAIN, "--max-steps", "200", "--no-early-stop", "--out", out).returncode == 0
+    return out
+
+
+def copy_run(run: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    return copy
+
+
+# -- the issue's table -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["out;touch pwned;", "$(touch pwned)", "`touch pwned`", "a'b", 'a"b', "-rf"])
+def test_config_values_that_could_reach_a_shell_are_refused_naming_the_key(value, tmp_path):
+    config = load(TINY) | {"results": value}
+    result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path, check=False)
+    assert result.returncode != 0
+    assert "results" in result.stdout + result.stderr
+    assert not list(tmp_path.rglob("pwned")) and not (Path.cwd() / "pwned").exists()
+
+
+@pytest.mark.parametrize("key", ["experiments", "figures.fig1a.experiment"])
+def test_experiment_names_that_could_reach_a_shell_are_refused(key, tmp_path):
+    config = load(TINY)
+    if key == "experiments":
+        config["experiments"]["x;touch pwned"] = {}
+    else:
+        config["figures"]["fig1a"]["experiment"] = "vary_p;touch pwned"
+    result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path, check=False)
+    assert result.returncode != 0 and "touch pwned" in result.stdout + result.stderr
+    assert not list(tmp_path.rglob("pwned"))
+
+
+def test_exploding_training_stops_and_is_recorded(tmp_path):
+    result = grokslt("train", *TRAIN, "--lr", "1e3", "--max-steps", "200", "--out", tmp_path / "run")
+    assert result.returncode == 0
+    assert "diverged at step 20" in result.stdout and "training diverged at step 20" in result.stderr
+    assert not (tmp_path / "run" / "checkpoints").exists()
+    for command in ("llc", "hessian"):
+        skipped = grokslt(command, "--run", tmp_path / "run", "--out", tmp_path / f"{command}.csv")
+        assert skipped.returncode == 0 and "training diverged at step 20; 0 checkpoints" in skipped.stderr
+        assert (tmp_path / f"{command}.csv").read_text().count("\n") == 1  # the header alone
+    refused = grokslt("llc", "--run", tmp_path / "run", "--steps", "20", "--out", tmp_path / "x.csv")
+    assert refused.returncode == 2 and "--steps 20: training diverged there" in error_line(refused)
+
+
+def test_sgld_chains_that_all_diverge_fail_in_one_line(run, tmp_path):
+    result = grokslt("llc", "--run", run, "--steps", "200", "--step-size", "10", *FAST_LLC, "--out", tmp_path / "x.csv")
+    assert result.returncode == 1
+    assert "checkpoint step 200: all 3 SGLD chains diverged" in error_line(result)
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_truncated_checkpoint_is_named(run, tmp_path):
+    copy = copy_run(run, tmp_path)
+    checkpoint = copy / "checkpoints" / "step_0000100.safetensors"
+    checkpoint.write_bytes(checkpoint.read_bytes()[:50])
+    result = grokslt("llc", "--run", copy, "--steps", "100", *FAST_LLC, "--out", tmp_path / "x.csv")
+    assert result.returncode == 2
+    assert f"{checkpoint}: not a readable checkpoint" in error_line(result)
+
+
+def test_a_checkpoint_of_another_model_size_is_named(run, tmp_path):
+    copy = copy_run(run, tmp_path)
+    other = tmp_path / "other"
+    grokslt("train", *TRAIN, "--hidden", "4", "--max-steps", "20", "--out", other)
+    shutil.copy(other / "checkpoints" / "step_0000020.safetensors", copy / "checkpoints" / "step_0000020.safetensors")
+    result = grokslt("hessian", "--run", copy, "--steps", "20", "--out", tmp_path / "x.csv")
+    assert result.returncode == 2
+    assert "step_0000020.safetensors: holds" in error_line(result) and "belongs to another run" in error_line(result)
+
+
+def test_a_dataset_of_another_p_is_named(tmp_path):
+    assert (
+        grokslt("dataset", "--p", "11", "--train-frac", "0.4", "--seed", "0", "--out", tmp_path / "d.npz").returncode
+        == 0
+    )
+    result = grokslt("train", *TRAIN, "--max-steps", "20", "--dataset", tmp_path / "d.npz", "--out", tmp_path / "run")
+    assert result.returncode == 2 and "dataset with p = 11" in error_line(result)
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    result = grokslt("train", *TRAIN, "--max-steps", "20", "--dataset", tmp_path / "bad.npz", "--out", tmp_path / "r")
+    assert result.returncode == 2 and "bad.npz: not a dataset" in error_line(result)
+
+
+def test_a_corrupt_resume_state_is_named(tmp_path):
+    grokslt("train", *TRAIN, "--max-steps", "40", "--out", tmp_path / "run")
+    (tmp_path / "run" / "resume.pt").write_bytes(b"\x00" * 10)
+    result = grokslt("train", *TRAIN, "--max-steps", "60", "--out", tmp_path / "run")
+    assert result.returncode == 2 and "resume.pt: not a readable torch file" in error_line(result)
+
+
+def in_private_mount(options: str) -> list[str] | None:
+    """A command prefix that runs in a user and mount namespace with a small tmpfs on $MOUNT (filled up
+    where it is writable), or None where such namespaces are not allowed."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        return None
+    fill = 'head -c 1000000 /dev/zero > "$MOUNT/filler" 2>/dev/null; '
+    return ["unshare", "-rm", "sh", "-c", f'mount -t tmpfs -o {options} tmpfs "$MOUNT" && {fill}exec "$@"', "sh"]
+
+
+@pytest.mark.parametrize(
+    "options, status, message",
+    [("size=64k", 1, "no space left on the device"), ("size=64k,ro", 2, "read-only file system")],
+)
+def test_an_output_on_a_full_or_read_only_file_system(run, tmp_path, options, status, message):
+    prefix = in_private_mount(options)
+    if prefix is None:
+        pytest.skip("no user namespaces for a private tmpfs here")
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    out = mount / "llc.csv"
+    result = grokslt(
+        "llc", "--run", run, *FAST_LLC, "--traces", mount / "traces.npz", "--out", out,
+        env={"MOUNT": str(mount)}, prefix=prefix,
+    )  # fmt: skip
+    assert result.returncode == status
+    line = error_line(result)
+    assert message in line and str(mount) in line
+
+
+def test_permission_denied_names_the_file(run, tmp_path):
+    """As root, the command runs as `nobody` (root ignores permissions) on a copy of the run that it may read."""
+    prefix = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root without setpriv: permissions are not enforced")
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    shared = Path(tempfile.mkdtemp(prefix="grokslt-faults-", dir="/tmp"))
+    try:
+        readable = shutil.copytree(run, shared / "run")
+        locked = shared / "locked"
+        locked.mkdir()
+        for path in [shared, *shared.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        locked.chmod(0o555)
+        env = {"GROKSLT_CACHE_DIR": str(shared / "cache")}
+        result = grokslt(
+            "hessian", "--run", readable, "--steps", "20", "--out", locked / "h.csv", prefix=prefix, env=env
+        )
+        assert result.returncode == 2
+        assert f"{locked / 'h.csv'}: permission denied" in error_line(result)
+    finally:
+        shutil.rmtree(shared)
+
+
+def test_missing_inputs_and_directories_are_named(tmp_path):
+    result = grokslt("llc", "--run", tmp_path / "nope", "--out", tmp_path / "x.csv")
+    assert result.returncode == 2 and "no run.json there" in error_line(result)
+    result = grokslt("train", *TRAIN, "--max-steps", "20", "--dataset", tmp_path / "none.npz", "--out", tmp_path / "r")
+    assert result.returncode == 2 and f"{tmp_path / 'none.npz'}: no such file or directory" in error_line(result)
+    (tmp_path / "file").write_text("")
+    result = grokslt("train", *TRAIN, "--max-steps", "20", "--out", tmp_path / "file" / "run")
+    assert result.returncode == 2 and "a parent of this path is a file" in error_line(result)
+
+
+def test_bad_settings_and_other_settings_in_a_run_directory(tmp_path):
+    result = grokslt("train", *TRAIN, "--p", "91", "--out", tmp_path / "run")
+    assert result.returncode == 2 and "p = 91: expected a prime" in error_line(result)
+    grokslt("train", *TRAIN, "--max-steps", "40", "--out", tmp_path / "run")
+    result = grokslt("train", *TRAIN, "--hidden", "16", "--max-steps", "40", "--out", tmp_path / "run")
+    assert result.returncode == 2 and "other settings (hidden 8 -> 16)" in error_line(result)
+
+
+def test_raising_max_steps_resumes_the_run(tmp_path):
+    grokslt("train", *TRAIN, "--max-steps", "40", "--no-early-stop", "--out", tmp_path / "run")
+    result = grokslt("train", *TRAIN, "--max-steps", "80", "--no-early-stop", "--out", tmp_path / "run")
+    assert result.returncode == 0 and "resuming" in result.stderr and "at step 80" in result.stdout
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    result = grokslt("llc", "--run", tmp_path / "nope", "--out", tmp_path / "x.csv", "--debug")
+    assert result.returncode != 0 and "Traceback" in result.stderr
+
+
+# -- killed, concurrent and read-only ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["llc", "hessian"])
+def test_a_job_killed_mid_chunk_leaves_nothing_a_rerun_trusts(run, tmp_path, command):
+    extra = [*FAST_LLC[:2], "--num-draws", "400"] if command == "llc" else ["--num-probes", "400"]
+    args = [sys.executable, "-m", "grokslt", command, "--run", str(run), *extra, "--out", str(tmp_path / "out.csv")]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and "step 20" not in (line := process.stderr.readline()):
+        assert line or process.poll() is None, "finished before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (tmp_path / "out.csv").exists()
+    assert grokslt(command, "--run", run, *extra, "--out", tmp_path / "out.csv").returncode == 0
+    assert grokslt(command, "--run", run, *extra, "--out", tmp_path / "again.csv").returncode == 0
+    assert (tmp_path / "out.csv").read_bytes() == (tmp_path / "again.csv").read_bytes()
+
+
+def test_two_jobs_writing_one_output_at_once(run, tmp_path):
+    out = tmp_path / "llc.csv"
+    args = [sys.executable, "-m", "grokslt", "llc", "--run", str(run), *FAST_LLC, "--out", str(out)]
+    processes = [subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
+    assert [process.wait(timeout=300) for process in processes] == [0, 0]
+    assert grokslt("llc", "--run", run, *FAST_LLC, "--out", tmp_path / "alone.csv").returncode == 0
+    assert out.read_bytes() == (tmp_path / "alone.csv").read_bytes()
+    assert leftovers(tmp_path) == []
+
+
+def test_an_unwritable_kernel_cache_still_gives_the_compiled_result(run, tmp_path):
+    (tmp_path / "cache").write_text("a file where the cache directory should be")
+    env = {"GROKSLT_CACHE_DIR": str(tmp_path / "cache" / "grokslt")}
+    result = grokslt("llc", "--run", run, "--steps", "200", *FAST_LLC, "--out", tmp_path / "a.csv", env=env)
+    assert result.returncode == 0 and "kernel cache" in result.stderr and "for this process only" in result.stderr
+    assert grokslt("llc", "--run", run, "--steps", "200", *FAST_LLC, "--out", tmp_path / "b.csv").returncode == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    assert ",xoshiro128++," in (tmp_path / "a.csv").read_text()
