@@ -27,6 +27,6 @@ onsuccess:
 
 
 rule all:
+    default_target: True
     input:
         all_targets,
-    default_target: True

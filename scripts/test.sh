@@ -5,5 +5,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 ruff check src tests benchmarks
+snakefmt --check Snakefile workflow/rules
 snakemake --lint > /dev/null
 python -m pytest -q -m "slow or not slow" tests

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from grokslt.checkpoint_llc import QuadraticNetLoss, estimate_checkpoints, native_estimates
+from grokslt.checkpoint_llc import QuadraticNetLoss, estimate_checkpoints
 from grokslt.llc import estimate_llc, sampler_settings
 from grokslt.loss import centred_loss
 from grokslt.model import QuadraticNet, forward_pairs
@@ -40,8 +40,8 @@ def test_hand_gradient_and_autograd_give_the_same_chains(small_run):
 def test_estimates_do_not_depend_on_stacking(small_run):
     data, checkpoints = small_run
     pairs = sorted(checkpoints.items())
-    one_by_one = native_estimates(data, pairs, SMALL, 32, seed=3, stack=1)
-    stacked = native_estimates(data, pairs, SMALL, 32, seed=3, stack=2)
+    one_by_one = [result for result, _ in estimate_checkpoints(data, pairs, SMALL, 32, seed=3, stack=1)]
+    stacked = [result for result, _ in estimate_checkpoints(data, pairs, SMALL, 32, seed=3, stack=2)]
     for single, batched in zip(one_by_one, stacked, strict=True):
         assert batched.llc_mean == pytest.approx(single.llc_mean, rel=1e-4)
 
@@ -61,3 +61,20 @@ def test_native_agrees_with_devinterp_within_monte_carlo_error(small_run, step):
     stderr = np.sqrt(native.var(ddof=1) / len(native) + reference.var(ddof=1) / len(reference))
     assert abs(native.mean() - reference.mean()) < 4 * stderr, (native.mean(), reference.mean(), stderr)
     assert reference.mean() > 0
+
+
+@pytest.mark.slow
+def test_native_sgnht_agrees_with_devinterps_within_monte_carlo_error(small_run):
+    """devinterp 1.3.2's SGNHT has no localization: compared at gamma = 0 on the trained checkpoint."""
+    data, checkpoints = small_run
+    settings = sampler_settings("paper_code", sampler="sgnht", localization=0.0, step_size=1e-4, num_draws=200)
+    pooled = {}
+    for backend in ("native", "devinterp"):
+        values = []
+        for seed in range(4):
+            [(result, _)] = estimate_checkpoints(data, [(1500, checkpoints[1500])], settings, 32, seed, backend)
+            values.extend(result.llc_per_chain)
+        pooled[backend] = np.array(values)
+    native, reference = pooled["native"], pooled["devinterp"]
+    stderr = np.sqrt(native.var(ddof=1) / len(native) + reference.var(ddof=1) / len(reference))
+    assert abs(native.mean() - reference.mean()) < 4 * stderr, (native.mean(), reference.mean(), stderr)

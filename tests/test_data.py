@@ -38,7 +38,7 @@ def test_one_hot_inputs():
     "kwargs, message",
     [
         ({"p": 4}, "p = 4: expected a prime"),
-        ({"p": 2}, "p = 2: expected a prime integer >= 3"),
+        ({"p": 2}, "p = 2: expected an integer >= 3"),
         ({"p": 5.0}, "p = 5.0"),
         ({"train_frac": 0}, "train_frac = 0: expected a number in (0, 1)"),
         ({"train_frac": 1.0}, "train_frac = 1.0"),
@@ -53,3 +53,19 @@ def test_bad_inputs_are_named(kwargs, message):
     settings = {"p": 5, "train_frac": 0.4, "seed": 0, "split": "authors"} | kwargs
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         make_dataset(**settings)
+
+
+@pytest.mark.parametrize(
+    "task, rule",
+    [
+        ("add", lambda a, b: a + b),
+        ("sub", lambda a, b: a - b),
+        ("mul", lambda a, b: a * b),
+        ("x2y2", lambda a, b: a * a + b * b),
+    ],
+)
+def test_each_task_labels_every_pair_and_keeps_the_split(task, rule):
+    data = make_dataset(7, 0.5, 1, task=task)
+    for (a, b), c in zip(data.pairs.tolist(), data.targets.tolist(), strict=True):
+        assert c == rule(a, b) % 7
+    assert torch.equal(data.train_idx, make_dataset(7, 0.5, 1).train_idx)

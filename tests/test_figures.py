@@ -148,6 +148,10 @@ CASES = {
     "diagnostics": lambda r: [
         "--loss-data",
         r / "base" / "loss_data.csv",
+        "--params",
+        r / "base" / "params.csv",
+        "--experiment",
+        "baseline",
         "--traces",
         r / "base" / "traces.npz",
         "--checkpoints",
@@ -195,7 +199,7 @@ def test_a_missing_experiment_and_file_are_named(tables, tmp_path, capsys):
     error = refused(capsys, "fig1b", tables, tmp_path, "--summary", tables / "runs.csv", "--experiment", "vary_K")
     assert "no runs of experiment 'vary_K'" in error
     error = refused(capsys, "sensitivity", tables, tmp_path, "--sensitivity", tmp_path / "nope.csv")
-    assert "--sensitivity: input file" in error and "nope.csv is missing" in error
+    assert "--sensitivity" in error and "nope.csv: input file is missing" in error
 
 
 def test_an_all_empty_column_is_refused(tables, tmp_path, capsys):

@@ -34,5 +34,7 @@ def test_gsm_rejects_mismatched_series():
 def test_transition_steps():
     steps = [100, 200, 300, 400]
     out = transition_steps(steps, [0.5, 0.995, 1.0, 1.0], [0.0, 0.3, 0.7, 0.97])
-    assert out == {"memorisation_step": 200, "grok_step_50": 300, "grok_step_95": 400}
+    assert out == {"memorisation_step": 200, "grok_step_50": 300, "grok_step_95": 400, "saturation_step": None}
+    later = transition_steps([1, 2, 3, 4], [1.0] * 4, [0.995, 0.5, 0.99, 1.0])
+    assert later["saturation_step"] == 3  # the first step from which validation accuracy stays >= 0.99
     assert transition_steps(steps, [0] * 4, [0] * 4)["grok_step_95"] is None

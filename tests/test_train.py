@@ -176,3 +176,12 @@ def test_every_optimizer_fits_the_training_set(tmp_path, optimizer, momentum):
     config = TrainConfig(**TINY | {"lr": lr}, optimizer=optimizer, momentum=momentum, early_stop=False)
     rows = train(config, tmp_path).rows
     assert rows[-1]["train_loss"] < 0.5 * rows[0]["train_loss"]
+
+
+def test_a_dense_early_schedule_evaluates_and_checkpoints_more_often_then_regularly(tmp_path):
+    trainer = train(TrainConfig(**TINY, dense_until=50, dense_every=10, early_stop=False), tmp_path)
+    steps = [row["step"] for row in trainer.rows]
+    assert steps == [10, 20, 30, 40, 50, 60, 80, 100, 120, 140, 160, 180, 200]
+    assert list(list_checkpoints(tmp_path / "checkpoints")) == steps
+    regular = train(TrainConfig(**TINY, early_stop=False), tmp_path / "regular").rows
+    assert [r for r in trainer.rows if r["step"] % 20 == 0] == regular  # the extra evaluations change nothing

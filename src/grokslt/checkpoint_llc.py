@@ -17,11 +17,13 @@ import numpy as np
 import torch
 
 from grokslt import cpu_kernels
-from grokslt.data import ModularAddition
-from grokslt.errors import ComputationFailed
-from grokslt.llc import LLCResult, SamplerSettings, estimate_llc_stacked
+from grokslt.data import ModularArithmetic
+from grokslt.errors import BadInput, ComputationFailed
+from grokslt.llc import LLCResult, estimate_llc_stacked, result_columns
 from grokslt.model import centred_loss_and_grad
 from grokslt.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
+from grokslt.samplers import SamplerSettings
+from grokslt.settings import as_columns
 
 BACKENDS = ("native", "devinterp")
 log = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ class QuadraticNetLoss:
         self._buffers = {}
 
     @classmethod
-    def training_set(cls, data: ModularAddition, device="cpu") -> QuadraticNetLoss:
+    def training_set(cls, data: ModularArithmetic, device="cpu") -> QuadraticNetLoss:
         return cls(*(t.to(device) for t in data.subset("train")))
 
     def __call__(self, params, idx):
@@ -98,29 +100,8 @@ class QuadraticNetLoss:
         return self._buffers[key]
 
 
-def native_estimates(
-    data: ModularAddition,
-    checkpoints: Sequence[tuple[int, dict[str, torch.Tensor]]],
-    settings: SamplerSettings,
-    batch_size: int,
-    seed: int,
-    device: str | torch.device = "cpu",
-    stack: int = 1,
-) -> list[LLCResult]:
-    """Estimates at each (step, params) checkpoint, `stack` checkpoints x num_chains chains at a time:
-    no gain on a CPU, where one GEMM already fills a core, but the main win on a GPU."""
-    loss_fn = QuadraticNetLoss.training_set(data, device)
-    results = []
-    for start in range(0, len(checkpoints), stack):
-        group = checkpoints[start : start + stack]
-        seeds = [step_seed(seed, step) for step, _ in group]
-        params = [{"W": p["W"], "V": p["V"]} for _, p in group]  # noise is drawn in this order, as devinterp does
-        results.extend(estimate_llc_stacked(loss_fn, params, data.n_train, settings, batch_size, seeds, device=device))
-    return results
-
-
 def estimate_checkpoints(
-    data: ModularAddition,
+    data: ModularArithmetic,
     checkpoints: Sequence[tuple[int, dict[str, torch.Tensor]]],
     settings: SamplerSettings,
     batch_size: int,
@@ -130,23 +111,31 @@ def estimate_checkpoints(
     stack: int = 1,
     progress=None,
 ) -> list[tuple[LLCResult, float]]:
-    """(result, wall seconds) per checkpoint, by the chosen backend."""
+    """(result, wall seconds) per (step, params) checkpoint, by the chosen backend. The native backend
+    runs `stack` checkpoints x num_chains chains as one computation: no gain on a CPU, where one GEMM
+    already fills a core, but the main win on a GPU."""
     if backend not in BACKENDS:
-        raise ValueError(f"backend = {backend!r}: expected one of {BACKENDS}")
+        raise BadInput(f"backend = {backend!r}: expected one of {BACKENDS}")
+    if backend == "devinterp":
+        from grokslt.devinterp_backend import check_supported, devinterp_estimate
+
+        check_supported(settings)
+    else:
+        loss_fn = QuadraticNetLoss.training_set(data, device)
     out = []
     group_size = stack if backend == "native" else 1
     for start in range(0, len(checkpoints), group_size):
         group = checkpoints[start : start + group_size]
+        seeds = [step_seed(seed, step) for step, _ in group]
         began = time.perf_counter()
         try:
             if backend == "native":
-                results = native_estimates(data, group, settings, batch_size, seed, device, stack)
+                params = [{"W": p["W"], "V": p["V"]} for _, p in group]  # noise is drawn in this order
+                results = estimate_llc_stacked(
+                    loss_fn, params, data.n_train, settings, batch_size, seeds, device=device
+                )
             else:
-                from grokslt.devinterp_backend import devinterp_estimate
-
-                results = [
-                    devinterp_estimate(data, group[0][1], settings, batch_size, step_seed(seed, group[0][0]), device)
-                ]
+                results = [devinterp_estimate(data, group[0][1], settings, batch_size, seeds[0], device)]
         except ComputationFailed as error:
             steps = ", ".join(str(step) for step, _ in group)
             raise ComputationFailed(f"checkpoint step {steps}: {error}") from None
@@ -158,16 +147,15 @@ def estimate_checkpoints(
 
 
 def settings_columns(settings: SamplerSettings, preset: str, backend: str, batch_size: int, seed: int) -> dict:
+    """The columns that say how an LLC row was estimated: every sampler setting (resolved), and more."""
+    resolved = as_columns(settings) | {
+        "nbeta": settings.resolved_nbeta(batch_size),
+        "init_loss": settings.init_loss_mode,
+    }
     return {
         "backend": backend,
         "preset": preset,
-        "step_size": settings.step_size,
-        "localization": settings.localization,
-        "nbeta": settings.resolved_nbeta(batch_size),
-        "num_chains": settings.num_chains,
-        "num_burnin": settings.num_burnin,
-        "num_draws": settings.num_draws,
-        "init_loss_mode": settings.init_loss,
+        **{("init_loss_mode" if name == "init_loss" else name): value for name, value in resolved.items()},
         "batch_size": batch_size,
         "seed": seed,
     }
@@ -193,9 +181,13 @@ def write_llc_table(
 
     settings = sampler_settings(preset, **(overrides or {}))
     if backend not in BACKENDS:
-        raise ValueError(f"backend = {backend!r}: expected one of {BACKENDS}")
+        raise BadInput(f"backend = {backend!r}: expected one of {BACKENDS}")
+    if backend == "devinterp":
+        from grokslt.devinterp_backend import check_supported
+
+        check_supported(settings)
     if stack < 1:
-        raise ValueError(f"stack = {stack}: expected a positive integer")
+        raise BadInput(f"stack = {stack}: expected a positive integer")
     run = load_run(run_dir)
     selected = select_run_steps(run, steps, chunk)
     batch_size = run.config.batch_size
@@ -210,8 +202,7 @@ def write_llc_table(
     for step, (result, wall) in zip(selected, estimates, strict=True):
         rows.append({"step": step, **result.summary(), **fixed})
         log.info("llc at step %d: %.2f +- %.2f (%.1f s)", step, result.llc_mean, result.llc_std, wall)
-    columns = list(rows[0]) if rows else ["step", *_empty_columns(settings, fixed)]
-    write_csv(out, rows, columns)
+    write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(settings), *fixed])])
     if traces:
         shape = (0, settings.num_chains, settings.num_draws)
         save_npz(
@@ -220,12 +211,6 @@ def write_llc_table(
             loss_trace=np.stack([r.loss_trace for r, _ in estimates]) if estimates else np.zeros(shape, np.float32),
         )
     return rows
-
-
-def _empty_columns(settings: SamplerSettings, fixed: dict) -> list[str]:
-    chains = [f"llc_chain_{i}" for i in range(settings.num_chains)]
-    stats = ["llc_mean", "llc_std", *chains, "init_loss", "nbeta", "n_diverged", "loss_slope", "llc_drift", "noise"]
-    return list(dict.fromkeys([*stats, *fixed]))
 
 
 def _progress(total: int):
@@ -265,5 +250,5 @@ def write_sensitivity_table(
         )
         fixed = settings_columns(settings, preset, backend, run.config.batch_size, seed)
         rows.append({"step": chosen, **result.summary(), **fixed})
-    write_csv(out, rows, list(rows[0]))
+    write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(grid[0]), *fixed])])
     return rows

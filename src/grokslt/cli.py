@@ -1,4 +1,8 @@
-"""Command line: `grokslt <command> ...`. Parses arguments and calls the library, nothing more."""
+"""Command line: `grokslt <command> ...`. Parses arguments and calls the library, nothing more.
+
+The flags of every setting come from the settings dataclasses (`grokslt.settings`), those of the
+figures from the figure registry (`grokslt.figures.FIGURES`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from grokslt import runtime
+from grokslt import __version__, runtime, settings
 from grokslt.errors import ComputationFailed, describe_os_error
 
 COMMANDS = {}
@@ -20,54 +24,41 @@ def command(name: str, help: str):
     return register
 
 
-def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    from grokslt.train import TrainConfig
-
-    defaults = TrainConfig()
-    parser.add_argument("--p", type=int, default=defaults.p, help="prime modulus")
-    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="width K")
-    parser.add_argument("--train-frac", type=float, default=defaults.train_frac)
-    parser.add_argument("--optimizer", default=defaults.optimizer, help="adam | adamw | sgd")
-    parser.add_argument("--lr", type=float, default=defaults.lr)
-    parser.add_argument("--weight-decay", type=float, default=defaults.weight_decay)
-    parser.add_argument("--momentum", type=float, default=defaults.momentum, help="sgd only")
-    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    parser.add_argument("--max-steps", type=int, default=defaults.max_steps)
-    parser.add_argument("--eval-every", type=int, default=defaults.eval_every)
-    parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument("--split", default=defaults.split, help="authors | numpy")
-    parser.add_argument("--early-stop-threshold", type=float, default=defaults.early_stop_threshold)
-    parser.add_argument("--early-stop-patience", type=int, default=defaults.early_stop_patience)
-    parser.add_argument("--no-early-stop", action="store_true", help="train for --max-steps")
-
-
 def add_process_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (one per process is fastest here)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an expected failure")
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run", required=True, help="run directory written by `grokslt train`")
+    parser.add_argument("--steps", help="comma-separated checkpoint steps (default: all)")
+    parser.add_argument("--chunk", help="i/n: the i-th of n contiguous blocks of checkpoints (0-based)")
+    parser.add_argument("--out", required=True, help="output CSV, one row per checkpoint")
+
+
+def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
+    from grokslt.checkpoint_llc import BACKENDS
+    from grokslt.llc import PRESETS
+    from grokslt.samplers import SamplerSettings
+
+    parser.add_argument("--preset", default="paper_code", help=" | ".join(PRESETS))
+    parser.add_argument("--backend", default="native", help=" | ".join(BACKENDS))
+    parser.add_argument("--seed", type=int, default=0, help="chains at step s are seeded by (seed, s)")
+    settings.add_arguments(parser.add_argument_group("overrides of the preset"), SamplerSettings, defaults=False)
+
+
+def sampler_overrides(args: argparse.Namespace) -> dict:
+    from grokslt.samplers import SamplerSettings
+
+    return settings.overrides_from_arguments(SamplerSettings, args)
 
 
 @command("train", "train one network, writing checkpoints and train_log.csv")
 def run_train(args: argparse.Namespace) -> None:
     from grokslt.train import TrainConfig, train
 
-    config = TrainConfig(
-        p=args.p,
-        hidden=args.hidden,
-        train_frac=args.train_frac,
-        optimizer=args.optimizer,
-        lr=args.lr,
-        weight_decay=args.weight_decay,
-        momentum=args.momentum,
-        batch_size=args.batch_size,
-        max_steps=args.max_steps,
-        eval_every=args.eval_every,
-        seed=args.seed,
-        split=args.split,
-        early_stop_threshold=args.early_stop_threshold,
-        early_stop_patience=args.early_stop_patience,
-        early_stop=not args.no_early_stop,
-    )
-    config.validate()
+    config = settings.from_arguments(TrainConfig, args)
+    settings.check_fields(config)
     data = None
     if args.dataset:
         from grokslt.data import load_dataset
@@ -83,16 +74,11 @@ def run_train(args: argparse.Namespace) -> None:
 
 @command("dataset", "write the train/validation split of Z_p x Z_p")
 def run_dataset(args: argparse.Namespace) -> None:
-    from grokslt.data import make_dataset, save_dataset
+    from grokslt.data import DatasetSettings, save_dataset
 
-    save_dataset(make_dataset(args.p, args.train_frac, args.seed, args.split), args.out)
-
-
-def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run", required=True, help="run directory written by `grokslt train`")
-    parser.add_argument("--steps", help="comma-separated checkpoint steps (default: all)")
-    parser.add_argument("--chunk", help="i/n: the i-th of n contiguous blocks of checkpoints (0-based)")
-    parser.add_argument("--out", required=True, help="output CSV, one row per checkpoint")
+    dataset = settings.from_arguments(DatasetSettings, args)
+    settings.check_fields(dataset)
+    save_dataset(dataset.dataset(), args.out)
 
 
 @command("llc", "estimate the LLC at checkpoints of a run")
@@ -116,9 +102,10 @@ def run_llc(args: argparse.Namespace) -> None:
 
 @command("hessian", "Hutchinson (and exact) Hessian trace of L_n at checkpoints of a run")
 def run_hessian(args: argparse.Namespace) -> None:
-    from grokslt.hessian import write_hessian_table
+    from grokslt.hessian import HessianSettings, write_hessian_table
 
-    write_hessian_table(args.run, args.out, args.preset, args.num_probes, args.steps, args.chunk, args.seed)
+    overrides = settings.overrides_from_arguments(HessianSettings, args)
+    write_hessian_table(args.run, args.out, args.preset, overrides, args.steps, args.chunk, args.seed)
 
 
 @command("theory", "closed-form LLCs and their numerical checks, or theory at a run's checkpoints")
@@ -145,6 +132,13 @@ def parse_ints(text: str) -> list[int]:
         return [int(part) for part in text.split(",") if part]
     except ValueError:
         raise ValueError(f"{text!r}: expected comma-separated integers") from None
+
+
+def parse_floats(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",") if part]
+    except ValueError:
+        raise ValueError(f"{text!r}: expected comma-separated numbers") from None
 
 
 def parse_pair(text: str) -> tuple[int, int]:
@@ -203,60 +197,50 @@ def run_figure(args: argparse.Namespace) -> None:
     draw(args.name, args)
 
 
-def parse_floats(text: str) -> list[float]:
-    try:
-        return [float(part) for part in text.split(",") if part]
-    except ValueError:
-        raise ValueError(f"{text!r}: expected comma-separated numbers") from None
+def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
+    from grokslt.figures import FIGURES, READS, setting_flags
 
-
-def sampler_overrides(args: argparse.Namespace) -> dict:
-    keys = ("step_size", "nbeta", "localization", "num_chains", "num_burnin", "num_draws", "init_loss")
-    return {key: getattr(args, key) for key in keys}
-
-
-def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--preset", default="paper_code", help="paper_code | paper_text")
-    parser.add_argument("--backend", default="native", help="native | devinterp")
-    parser.add_argument("--seed", type=int, default=0, help="chains at step s are seeded by (seed, s)")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--stack", type=int, default=1, help="checkpoints per batched computation (GPU)")
-    parser.add_argument("--traces", help="also save the loss traces [checkpoints, chains, draws] (.npz)")
-    group = parser.add_argument_group("overrides of the preset")
-    group.add_argument("--step-size", type=float)
-    group.add_argument("--nbeta", type=float)
-    group.add_argument("--localization", type=float)
-    group.add_argument("--num-chains", type=int)
-    group.add_argument("--num-burnin", type=int)
-    group.add_argument("--num-draws", type=int)
-    group.add_argument("--init-loss", help="batches | full")
+    parser.add_argument("name", help=" | ".join(FIGURES))
+    for kind, (flag, many, help) in READS.items():
+        parser.add_argument(flag, dest=kind, nargs="*" if many else None, default=[] if many else None, help=help)
+    for key, (flag, default) in setting_flags().items():
+        if isinstance(default, list):
+            parser.add_argument(flag, dest=key, nargs="*", default=[], help="experiments")
+        elif isinstance(default, int):
+            parser.add_argument(flag, dest=key, type=int, default=default)
+        else:
+            parser.add_argument(flag, dest=key, help="an experiment of the config")
+    parser.add_argument("--dpi", type=int, default=200)
+    parser.add_argument("--out", required=True, help="output path without suffix")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grokslt", description=__doc__)
+    from grokslt.data import DatasetSettings
+    from grokslt.hessian import PRESETS as HESSIAN_PRESETS
+    from grokslt.hessian import HessianSettings
+    from grokslt.train import TrainConfig
+
+    parser = argparse.ArgumentParser(prog="grokslt", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"grokslt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help=COMMANDS["train"][1])
-    add_train_arguments(train)
-    add_process_arguments(train)
+    settings.add_arguments(train, TrainConfig)
     train.add_argument("--dataset", help="a split written by `grokslt dataset` (default: made from the settings)")
     train.add_argument("--out", required=True, help="run directory")
     dataset = sub.add_parser("dataset", help=COMMANDS["dataset"][1])
-    dataset.add_argument("--p", type=int, required=True)
-    dataset.add_argument("--train-frac", type=float, required=True)
-    dataset.add_argument("--seed", type=int, required=True)
-    dataset.add_argument("--split", default="authors", help="authors | numpy")
+    settings.add_arguments(dataset, DatasetSettings)
     dataset.add_argument("--out", required=True, help="output .npz")
-    add_process_arguments(dataset)
     llc = sub.add_parser("llc", help=COMMANDS["llc"][1])
     add_selection_arguments(llc)
     add_llc_arguments(llc)
-    add_process_arguments(llc)
+    llc.add_argument("--device", default="cpu")
+    llc.add_argument("--stack", type=int, default=1, help="checkpoints per batched computation (GPU)")
+    llc.add_argument("--traces", help="also save the loss traces [checkpoints, chains, draws] (.npz)")
     hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])
     add_selection_arguments(hessian)
-    hessian.add_argument("--preset", default="paper_code", help="paper_code (2 probes) | paper_text (100)")
-    hessian.add_argument("--num-probes", type=int, help="override the preset's number of probes")
+    hessian.add_argument("--preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))
+    settings.add_arguments(hessian.add_argument_group("overrides of the preset"), HessianSettings, defaults=False)
     hessian.add_argument("--seed", type=int, default=0)
-    add_process_arguments(hessian)
     theory = sub.add_parser("theory", help=COMMANDS["theory"][1])
     theory.add_argument("--out", required=True, help="output directory (tables) or CSV (with --run)")
     theory.add_argument("--run", help="a run directory: theory at its checkpoints")
@@ -270,7 +254,6 @@ def build_parser() -> argparse.ArgumentParser:
     theory.add_argument("--single-d", default="2,3,4,6")
     theory.add_argument("--single-K", default="1,2,3,4,6,8")
     theory.add_argument("--seed", type=int, default=0)
-    add_process_arguments(theory)
     sensitivity = sub.add_parser("sensitivity", help=COMMANDS["sensitivity"][1])
     sensitivity.add_argument("--run", required=True)
     sensitivity.add_argument("--step", default="final", help="checkpoint step, or final")
@@ -278,7 +261,6 @@ def build_parser() -> argparse.ArgumentParser:
     sensitivity.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
     sensitivity.add_argument("--out", required=True)
     add_llc_arguments(sensitivity)
-    add_process_arguments(sensitivity)
     tables = sub.add_parser("tables", help=COMMANDS["tables"][1])
     tables.add_argument("--id", required=True, help="run id")
     tables.add_argument("--run", required=True)
@@ -287,28 +269,13 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--theory", required=True, help="per-checkpoint theory CSV")
     tables.add_argument("--params-out", required=True)
     tables.add_argument("--loss-out", required=True)
-    add_process_arguments(tables)
     summary = sub.add_parser("summary", help=COMMANDS["summary"][1])
     summary.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
     summary.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")
     summary.add_argument("--out", required=True)
-    add_process_arguments(summary)
-    figure = sub.add_parser("figure", help=COMMANDS["figure"][1])
-    figure.add_argument(
-        "name", help="fig1a | fig1b | fig2 | trajectories | fig9 | sensitivity | theory_vs_measurement | diagnostics"
-    )
-    figure.add_argument("--summary", help="summary/runs.csv")
-    figure.add_argument("--loss-data", nargs="*", default=[], help="runs/*/loss_data.csv")
-    figure.add_argument("--rank-checks", help="theory/rank_checks.csv")
-    figure.add_argument("--sensitivity", help="sensitivity/sensitivity.csv")
-    figure.add_argument("--traces", nargs="*", default=[], help="runs/RUN/llc/*.npz")
-    figure.add_argument("--experiment", help="the experiment whose runs the figure shows")
-    figure.add_argument("--band-experiment", help="fig2: experiment whose runs give the LLC band")
-    figure.add_argument("--experiments", nargs="*", default=[], help="theory_vs_measurement: by-p, by-K")
-    figure.add_argument("--checkpoints", type=int, default=4, help="diagnostics: checkpoints shown")
-    figure.add_argument("--dpi", type=int, default=200)
-    figure.add_argument("--out", required=True, help="output path without suffix")
-    add_process_arguments(figure)
+    add_figure_arguments(sub.add_parser("figure", help=COMMANDS["figure"][1]))
+    for subparser in sub.choices.values():
+        add_process_arguments(subparser)
     return parser
 
 

@@ -1,7 +1,9 @@
-"""Modular addition on Z_p x Z_p, split into a training and a validation set (paper section 3.1).
+"""Modular arithmetic on Z_p x Z_p, split into a training and a validation set (paper section 3.1).
 
-Inputs are stored as index pairs (a, b) rather than one-hot vectors x = [e_a; e_b]: the network's
-first layer is then a gather (see `grokslt.model`). `one_hot_inputs` builds the dense form when needed.
+The paper's task is addition, c = (a + b) mod p; TASKS names the others a run may train on. Adding a
+task is one entry there. Inputs are stored as index pairs (a, b) rather than one-hot vectors
+x = [e_a; e_b]: the network's first layer is then a gather (see `grokslt.model`). `one_hot_inputs`
+builds the dense form when needed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,18 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from grokslt.errors import BadInput
+from grokslt.settings import check_fields, setting
+
 SPLIT_MODES = ("authors", "numpy")
+# task -> its target c(a, b) mod p, on int64 tensors; the paper proves its closed forms for "add"
+TASKS = {
+    "add": lambda a, b, p: (a + b) % p,
+    "sub": lambda a, b, p: (a - b) % p,
+    "mul": lambda a, b, p: (a * b) % p,
+    "x2y2": lambda a, b, p: (a * a + b * b) % p,
+}
+PAPER_TASK = "add"
 
 
 def is_prime(n: int) -> bool:
@@ -22,16 +35,33 @@ def is_prime(n: int) -> bool:
     return all(n % k for k in range(2, int(n**0.5) + 1))
 
 
-def validate_task(p, train_frac, seed) -> None:
-    """Reject impossible task settings with a message naming the value."""
-    if isinstance(p, bool) or not isinstance(p, int) or p < 3 or not is_prime(p):
-        raise ValueError(f"p = {p!r}: expected a prime integer >= 3")
-    if isinstance(train_frac, bool) or not isinstance(train_frac, (int, float)):
-        raise ValueError(f"train_frac = {train_frac!r}: expected a number in (0, 1)")
-    if not 0 < train_frac < 1:
-        raise ValueError(f"train_frac = {train_frac!r}: expected a number in (0, 1)")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed = {seed!r}: expected a non-negative integer")
+@dataclass(frozen=True)
+class DatasetSettings:
+    """What defines a dataset and its split (the training settings extend these)."""
+
+    p: int = setting(53, "prime modulus", minimum=3)
+    train_frac: float = setting(
+        0.4, "fraction of the p^2 pairs used for training", exclusive_minimum=0, exclusive_maximum=1
+    )
+    seed: int = setting(0, "seed of the split (and of the weights and batches)", minimum=0)
+    split: str = setting("authors", "authors (their random.shuffle of set-ordered pairs) | numpy", choices=SPLIT_MODES)
+    task: str = setting(
+        PAPER_TASK, "target c(a, b) mod p: add (the paper's), sub, mul, x2y2 = a^2 + b^2", choices=TASKS
+    )
+
+    def check(self) -> None:
+        if not is_prime(self.p):
+            raise BadInput(f"p = {self.p!r}: expected a prime integer >= 3")
+        n_total = self.p * self.p
+        n_train = int(self.train_frac * n_total)
+        if not 0 < n_train < n_total:
+            raise BadInput(
+                f"train_frac = {self.train_frac!r}: gives {n_train} of {n_total} pairs for training; "
+                "expected at least one pair in each set"
+            )
+
+    def dataset(self) -> ModularArithmetic:
+        return make_dataset(self.p, self.train_frac, self.seed, self.split, self.task)
 
 
 def authors_pair_order(p: int) -> list[tuple[int, int]]:
@@ -44,27 +74,34 @@ def authors_pair_order(p: int) -> list[tuple[int, int]]:
 
 
 @dataclass(frozen=True)
-class ModularAddition:
-    """The full dataset and its split. `pairs[i] = (a, b)`, `targets[i] = (a + b) mod p`."""
+class ModularArithmetic:
+    """The full dataset and its split. `pairs[i] = (a, b)`, `targets[i] = TASKS[task](a, b, p)`."""
 
     p: int
     pairs: torch.Tensor  # [p^2, 2] int64
     train_idx: torch.Tensor  # [n_train] int64, rows of `pairs`
     val_idx: torch.Tensor  # [n_val] int64
+    task: str = PAPER_TASK
 
     @property
     def targets(self) -> torch.Tensor:
-        return (self.pairs[:, 0] + self.pairs[:, 1]) % self.p
+        return TASKS[self.task](self.pairs[:, 0], self.pairs[:, 1], self.p)
 
     @property
     def n_train(self) -> int:
         return len(self.train_idx)
 
-    def same_split(self, other: ModularAddition) -> bool:
-        return self.p == other.p and all(
-            torch.equal(mine, theirs)
-            for mine, theirs in zip(
-                (self.pairs, self.train_idx, self.val_idx), (other.pairs, other.train_idx, other.val_idx), strict=True
+    def same_split(self, other: ModularArithmetic) -> bool:
+        return (
+            self.p == other.p
+            and self.task == other.task
+            and all(
+                torch.equal(mine, theirs)
+                for mine, theirs in zip(
+                    (self.pairs, self.train_idx, self.val_idx),
+                    (other.pairs, other.train_idx, other.val_idx),
+                    strict=True,
+                )
             )
         )
 
@@ -75,23 +112,16 @@ class ModularAddition:
         return pairs[:, 0], pairs[:, 1], self.targets[idx]
 
 
-def make_dataset(p: int, train_frac: float, seed: int, split: str = "authors") -> ModularAddition:
-    """The train/val split of all p^2 pairs.
+def make_dataset(p: int, train_frac: float, seed: int, split: str = "authors", task: str = PAPER_TASK):
+    """The train/val split of all p^2 pairs, labelled by `task`; the split does not depend on the task.
 
     `authors`: pairs in set order, indices 0..p^2-1 shuffled by `random.seed(seed); random.shuffle`,
     the first int(train_frac p^2) for training (the authors' split: 1123 of 2809 for p = 53).
     `numpy`: pairs in lexicographic order, a seeded numpy permutation of the same size.
     """
-    validate_task(p, train_frac, seed)
-    if split not in SPLIT_MODES:
-        raise ValueError(f"split = {split!r}: expected one of {SPLIT_MODES}")
+    check_fields(DatasetSettings(p, train_frac, seed, split, task))
     n_total = p * p
     n_train = int(train_frac * n_total)
-    if not 0 < n_train < n_total:
-        raise ValueError(
-            f"train_frac = {train_frac!r}: gives {n_train} of {n_total} pairs for training; "
-            "expected at least one pair in each set"
-        )
     if split == "authors":
         pairs = authors_pair_order(p)
         order = list(range(n_total))
@@ -101,11 +131,12 @@ def make_dataset(p: int, train_frac: float, seed: int, split: str = "authors") -
         pairs = [(a, b) for a in range(p) for b in range(p)]
         order = np.random.default_rng(seed).permutation(n_total).tolist()
     order_t = torch.tensor(order, dtype=torch.int64)
-    return ModularAddition(
+    return ModularArithmetic(
         p=p,
         pairs=torch.tensor(pairs, dtype=torch.int64),
         train_idx=order_t[:n_train],
         val_idx=order_t[n_train:],
+        task=task,
     )
 
 
@@ -121,7 +152,7 @@ def one_hot_targets(c: torch.Tensor, p: int) -> torch.Tensor:
     return torch.nn.functional.one_hot(c, p).to(torch.get_default_dtype())
 
 
-def save_dataset(data: ModularAddition, path) -> None:
+def save_dataset(data: ModularArithmetic, path) -> None:
     from grokslt.io import save_npz
 
     save_npz(
@@ -130,20 +161,20 @@ def save_dataset(data: ModularAddition, path) -> None:
         pairs=data.pairs.numpy(),
         train_idx=data.train_idx.numpy(),
         val_idx=data.val_idx.numpy(),
+        task=np.array(data.task),
     )
 
 
-def load_dataset(path) -> ModularAddition:
+def load_dataset(path) -> ModularArithmetic:
     """A split written by `save_dataset`; a file that is not one is a `BadInput` naming it."""
-    from grokslt.errors import BadInput
-
     try:
         with np.load(path) as arrays:
-            return ModularAddition(
+            return ModularArithmetic(
                 p=int(arrays["p"]),
                 pairs=torch.from_numpy(arrays["pairs"]),
                 train_idx=torch.from_numpy(arrays["train_idx"]),
                 val_idx=torch.from_numpy(arrays["val_idx"]),
+                task=str(arrays["task"]),
             )
     except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         raise BadInput(f"{path}: not a dataset written by `grokslt dataset` ({error})") from None

@@ -1,8 +1,9 @@
 """The LLC of the quadratic network through devinterp 1.3.2, as the authors computed it.
 
-`estimate_learning_coeff_with_summary` with devinterp's SGLD, a shuffled DataLoader over a
+`estimate_learning_coeff_with_summary` with devinterp's SGLD (or SGNHT), a shuffled DataLoader over a
 TensorDataset of the training set (batch size B), the centred loss as `evaluate`, and nbeta
-defaulting to B / ln B. With `init_loss="batches"` devinterp measures L_init itself.
+defaulting to B / ln B. With `init_loss="batches"` devinterp measures L_init itself. devinterp 1.3.2
+has no RMSProp-SGLD or MALA sampler, and its SGNHT no localization.
 """
 
 from __future__ import annotations
@@ -13,10 +14,40 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from grokslt.data import ModularAddition
-from grokslt.llc import LLCResult, SamplerSettings, chain_statistics
+from grokslt.data import ModularArithmetic
+from grokslt.errors import BadInput
+from grokslt.llc import LLCResult, chain_statistics
 from grokslt.loss import centred_loss
 from grokslt.model import QuadraticNet
+from grokslt.samplers import SamplerSettings
+
+SUPPORTED = ("sgld", "sgnht")
+
+
+def check_supported(settings: SamplerSettings) -> None:
+    """Refuse settings that devinterp 1.3.2 cannot run, naming them."""
+    if settings.sampler not in SUPPORTED:
+        raise BadInput(
+            f"sampler = {settings.sampler!r}: devinterp 1.3.2 has only {list(SUPPORTED)}; use --backend native"
+        )
+    if settings.sampler == "sgnht" and (settings.localization or settings.weight_decay):
+        raise BadInput(
+            f"localization = {settings.localization!r}, weight_decay = {settings.weight_decay!r}: devinterp's SGNHT "
+            "has neither; set them to 0 or use --backend native"
+        )
+
+
+def optimizer(settings: SamplerSettings, nbeta: float):
+    """devinterp's sampler class and its keyword arguments for these settings."""
+    if settings.sampler == "sgnht":
+        from devinterp.optim.sgnht import SGNHT
+
+        diffusion = settings.diffusion_factor if settings.diffusion_factor is not None else 0.01
+        return SGNHT, dict(lr=settings.step_size, diffusion_factor=diffusion, nbeta=nbeta)
+    from devinterp.optim.sgld import SGLD
+
+    kwargs = dict(lr=settings.step_size, localization=settings.localization, nbeta=nbeta)
+    return SGLD, kwargs | dict(weight_decay=settings.weight_decay)
 
 
 def run_devinterp(
@@ -29,10 +60,11 @@ def run_devinterp(
     device="cpu",
     init_loss: float | None = None,
 ) -> dict:
-    """devinterp 1.3.2's `estimate_learning_coeff_with_summary` with its SGLD at these settings."""
-    from devinterp.optim.sgld import SGLD
+    """devinterp 1.3.2's `estimate_learning_coeff_with_summary` with its sampler at these settings."""
     from devinterp.slt.sampler import estimate_learning_coeff_with_summary
 
+    check_supported(settings)
+    method, kwargs = optimizer(settings, nbeta)
     torch.manual_seed(seed)  # devinterp's loader shuffles and its L_init batches use the global RNG
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -40,13 +72,8 @@ def run_devinterp(
             model,
             loader=loader,
             evaluate=evaluate,
-            sampling_method=SGLD,
-            optimizer_kwargs=dict(
-                lr=settings.step_size,
-                localization=settings.localization,
-                nbeta=nbeta,
-                weight_decay=settings.weight_decay,
-            ),
+            sampling_method=method,
+            optimizer_kwargs=kwargs,
             num_chains=settings.num_chains,
             num_draws=settings.num_draws,
             num_burnin_steps=settings.num_burnin,
@@ -60,7 +87,7 @@ def run_devinterp(
 
 
 def devinterp_estimate(
-    data: ModularAddition,
+    data: ModularArithmetic,
     params: dict[str, torch.Tensor],
     settings: SamplerSettings,
     batch_size: int,
@@ -79,7 +106,7 @@ def devinterp_estimate(
 
     nbeta = settings.resolved_nbeta(batch_size)
     init_loss = None
-    if settings.init_loss == "full":
+    if settings.init_loss_mode == "full":
         with torch.no_grad():
             init_loss = evaluate(model, (a.to(device), b.to(device), c.to(device)))[0].item()
     result = run_devinterp(model, loader, evaluate, settings, nbeta, seed, device, init_loss)

@@ -1,7 +1,8 @@
 """Named experiments of the workflow config, expanded into training runs with readable ids.
 
 An experiment is the config's `defaults`, overridden by its own keys, times the Cartesian product of
-its `sweep` lists. Runs that two experiments share (same settings) are trained once.
+its `sweep` lists. Runs that two experiments share (same settings) are trained once. In the config,
+the three early-stop settings are one key, `early_stop: {threshold, patience}` or `false`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,22 @@ import itertools
 
 import numpy as np
 
+from grokslt.settings import check_fields
 from grokslt.train import TrainConfig
 
 TRAIN_KEYS = [f.name for f in dataclasses.fields(TrainConfig) if not f.name.startswith("early_stop")]
 BASELINE = TrainConfig()
+# the settings a run id always names, and how each other setting shows once it is off the baseline
+ID_NAMED = ("p", "hidden", "optimizer", "lr", "weight_decay", "batch_size", "seed")
+ID_SUFFIXES = {
+    "momentum": lambda c: f"mom{c.momentum:g}",
+    "train_frac": lambda c: f"tf{c.train_frac:g}",
+    "max_steps": lambda c: f"T{c.max_steps}",
+    "eval_every": lambda c: f"ev{c.eval_every}",
+    "split": lambda c: c.split,
+    "task": lambda c: c.task,
+    "dense_until": lambda c: f"dense{c.dense_until}x{c.dense_every}",
+}
 
 
 def train_config(settings: dict, where: str) -> TrainConfig:
@@ -33,7 +46,7 @@ def train_config(settings: dict, where: str) -> TrainConfig:
         kwargs["early_stop_patience"] = stop.get("patience", BASELINE.early_stop_patience)
     config = TrainConfig(**kwargs)
     try:
-        config.validate()
+        check_fields(config)
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
     return config
@@ -44,31 +57,34 @@ def number(x: float) -> str:
     return "0" if x == 0 else np.format_float_scientific(x, trim="-", exp_digits=2)
 
 
+def off_baseline(config: TrainConfig, key: str) -> bool:
+    if key == "dense_until":  # the dense schedule's step matters only when there is one
+        return (config.dense_until, config.dense_every if config.dense_until else None) != (
+            BASELINE.dense_until,
+            BASELINE.dense_every if BASELINE.dense_until else None,
+        )
+    return getattr(config, key) != getattr(BASELINE, key)
+
+
 def run_id(config: TrainConfig) -> str:
     """p53_K1024_adam_lr1e-04_wd1e-05_bs128_s0, plus a suffix for each setting off the paper's baseline."""
     name = (
         f"p{config.p}_K{config.hidden}_{config.optimizer}_lr{number(config.lr)}_wd{number(config.weight_decay)}"
         f"_bs{config.batch_size}_s{config.seed}"
     )
-    extras = [
-        ("momentum", f"mom{config.momentum:g}"),
-        ("train_frac", f"tf{config.train_frac:g}"),
-        ("max_steps", f"T{config.max_steps}"),
-        ("eval_every", f"ev{config.eval_every}"),
-        ("split", config.split),
-    ]
-    for key, suffix in extras:
-        if getattr(config, key) != getattr(BASELINE, key):
-            name += f"_{suffix}"
+    for key, suffix in ID_SUFFIXES.items():
+        if off_baseline(config, key):
+            name += f"_{suffix(config)}"
+    stop = (config.early_stop_threshold, config.early_stop_patience)
     if not config.early_stop:
         name += "_noes"
-    elif (config.early_stop_threshold, config.early_stop_patience) != (0.99, 10):
+    elif stop != (BASELINE.early_stop_threshold, BASELINE.early_stop_patience):
         name += f"_es{config.early_stop_threshold:g}x{config.early_stop_patience}"
     return name
 
 
 def expand_experiment(name: str, defaults: dict, experiment: dict) -> list[TrainConfig]:
-    settings = {**defaults, **{k: v for k, v in experiment.items() if k != "sweep"}}
+    settings = {**defaults, **{k: v for k, v in experiment.items() if k not in ("sweep", "llc")}}
     sweep = experiment.get("sweep", {})
     keys = list(sweep)
     configs = []
@@ -96,14 +112,68 @@ def expand_experiments(config: dict) -> tuple[dict[str, TrainConfig], dict[str, 
 
 
 def check_references(config: dict, membership: dict[str, list[str]]) -> None:
-    """Every experiment a figure or the sensitivity study names must exist and hold runs."""
-    wanted = {"sampler_sensitivity.experiment": config["sampler_sensitivity"]["experiment"]}
-    for figure, settings in config["figures"].items():
-        for key, value in settings.items() if isinstance(settings, dict) else []:
-            if key.endswith("experiment"):
-                wanted[f"figures.{figure}.{key}"] = value
+    """Every experiment a figure (by its settings or their defaults) or the sensitivity study names
+    must exist and hold runs."""
+    from grokslt.figures import FIGURES
+
+    wanted = {"sampler_sensitivity.experiment": (config["sampler_sensitivity"]["experiment"], "")}
+    for name, figure in FIGURES.items():
+        section = config["figures"].get(name, {})
+        if section is False:
+            continue
+        for key, value in {**figure.settings, **section}.items():
+            default = "" if key in section else " (the default)"
+            if key.endswith("experiment") and value is not None:
+                wanted[f"figures.{name}.{key}"] = (value, default)
             elif key.endswith("experiments"):
-                wanted.update({f"figures.{figure}.{key}": v for v in value})
-    for where, name in wanted.items():
+                wanted.update({f"figures.{name}.{key}": (v, default) for v in value})
+    for where, (name, default) in wanted.items():
         if not membership.get(name):
-            raise ValueError(f"{where} = {name!r}: no such experiment with runs; have {sorted(membership)}")
+            figure = where.split(".")[1] if where.startswith("figures.") else None
+            hint = f", or set figures.{figure}: false" if figure else ""
+            raise ValueError(
+                f"{where} = {name!r}{default}: no such experiment with runs; expected one of {sorted(membership)}{hint}"
+            )
+
+
+LLC_JOB_KEYS = ("chunk_size", "stack")
+
+
+def experiment_llc(config: dict, experiment: str) -> dict:
+    """The sampler keys of an experiment's LLC jobs: the global `llc:`, updated by its own `llc:`, checked."""
+    from grokslt.llc import sampler_settings
+
+    block = {**config["llc"], **(config["experiments"][experiment] or {}).get("llc", {})}
+    block = {key: value for key, value in block.items() if key not in LLC_JOB_KEYS}
+    overrides = {key: value for key, value in block.items() if key not in ("preset", "backend", "seed")}
+    try:
+        settings = sampler_settings(block["preset"], **overrides)
+        if block["backend"] == "devinterp":
+            from grokslt.devinterp_backend import check_supported
+
+            check_supported(settings)
+    except ValueError as error:
+        raise ValueError(f"experiments.{experiment}.llc (with the global llc): {error}") from None
+    return block
+
+
+def run_llc(config: dict, membership: dict[str, list[str]]) -> dict[str, dict]:
+    """{run: its sampler keys}; a run shared by experiments whose sampler keys differ is refused."""
+    chosen, owner = {}, {}
+    for experiment, runs in membership.items():
+        block = experiment_llc(config, experiment)
+        for run in runs:
+            if run in chosen and chosen[run] != block:
+                raise ValueError(
+                    f"experiments.{owner[run]} and experiments.{experiment} share run {run} but not their llc "
+                    f"settings ({chosen[run]} vs {block}); give them the same llc block or runs that differ"
+                )
+            chosen.setdefault(run, block)
+            owner.setdefault(run, experiment)
+    return chosen
+
+
+def dataset_id(config: TrainConfig) -> str:
+    """The name of a run's dataset file: every setting that defines the split and its labels."""
+    task = "" if config.task == BASELINE.task else f"_{config.task}"
+    return f"p{config.p}_tf{config.train_frac:g}_s{config.seed}_{config.split}{task}"

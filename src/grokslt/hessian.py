@@ -14,6 +14,7 @@ centred). X^T h_j sums h_j over the samples that contain each input symbol: a sc
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,10 +22,18 @@ from dataclasses import dataclass
 import torch
 from torch.func import grad, jvp, vmap
 
+from grokslt.errors import BadInput
 from grokslt.loss import centred_loss
 from grokslt.model import forward_pairs, hidden_pre_activation
+from grokslt.settings import as_columns, check_fields, setting
 
-PRESETS = {"paper_text": 100, "paper_code": 2}
+
+@dataclass(frozen=True)
+class HessianSettings:
+    num_probes: int = setting(2, "Rademacher probes of Hutchinson's estimator", minimum=1)
+
+
+PRESETS = {"paper_code": HessianSettings(num_probes=2), "paper_text": HessianSettings(num_probes=100)}
 log = logging.getLogger(__name__)
 
 
@@ -92,18 +101,23 @@ def exact_trace(W: torch.Tensor, V: torch.Tensor, a: torch.Tensor, b: torch.Tens
     return (total / n).item()
 
 
+def hessian_settings(preset: str, **overrides) -> HessianSettings:
+    if preset not in PRESETS:
+        raise BadInput(f"preset = {preset!r}: expected one of {sorted(PRESETS)}")
+    settings = dataclasses.replace(PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None})
+    check_fields(settings)
+    return settings
+
+
 def write_hessian_table(
-    run_dir, out, preset: str = "paper_code", num_probes: int | None = None, steps=None, chunk=None, seed: int = 0
+    run_dir, out, preset: str = "paper_code", overrides: dict | None = None, steps=None, chunk=None, seed: int = 0
 ) -> list[dict]:
     """Hutchinson and exact traces of L_n at the selected checkpoints of a run, one CSV row each."""
     from grokslt.io import write_csv
     from grokslt.runs import load_run, select_run_steps, step_seed
 
-    if preset not in PRESETS:
-        raise ValueError(f"preset = {preset!r}: expected one of {sorted(PRESETS)}")
-    probes = PRESETS[preset] if num_probes is None else num_probes
-    if probes < 1:
-        raise ValueError(f"num_probes = {probes}: expected a positive integer")
+    settings = hessian_settings(preset, **(overrides or {}))
+    probes = settings.num_probes
     run = load_run(run_dir)
     selected = select_run_steps(run, steps, chunk)
     a, b, c = run.data.subset("train")
@@ -119,10 +133,10 @@ def write_hessian_table(
                 "trace_hutchinson": estimate.mean,
                 "trace_stderr": estimate.stderr,
                 "trace_exact": exact_trace(params["W"], params["V"], a, b),
-                "num_probes": probes,
+                **as_columns(settings),
                 "hessian_preset": preset,
             }
         )
-    columns = ["step", "trace_hutchinson", "trace_stderr", "trace_exact", "num_probes", "hessian_preset"]
+    columns = ["step", "trace_hutchinson", "trace_stderr", "trace_exact", *as_columns(settings), "hessian_preset"]
     write_csv(out, rows, columns)
     return rows

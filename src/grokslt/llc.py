@@ -1,13 +1,10 @@
-"""The local learning coefficient by SGLD (appendix B), batched over chains.
+"""The local learning coefficient (appendix B), batched over chains.
 
-The target is exp(-n beta L_n(w) - gamma/2 ||w - w*||^2), sampled by the SGLD update of devinterp
-(both 1.x and 2.x):
-
-    w <- w - (eps/2) (nbeta grad L_B(w) + gamma (w - w*) + lambda_wd w) + sqrt(eps) N(0, I),
-
-with L_B the minibatch loss. A draw records L_B at w_t before its update; after `num_burnin` steps,
-`num_draws` draws give the chain's estimate nbeta (mean L_B - L_init), and the LLC is the mean over
-chains. `estimate_llc` works for any model: it only needs a batched loss (and optionally gradient).
+The target is exp(-n beta L_n(w) - gamma/2 ||w - w*||^2), sampled by one of `grokslt.samplers` (by
+default devinterp's SGLD). A draw records the loss L_B of the step's minibatch at w_t before the
+update (L_n for full-batch samplers); after `num_burnin` steps, `num_draws` draws give the chain's
+estimate nbeta (mean L_B - L_init), and the LLC is the mean over chains. `estimate_llc` works for any
+model: it only needs a batched loss (and optionally gradient).
 """
 
 from __future__ import annotations
@@ -23,61 +20,16 @@ import torch
 
 from grokslt import cpu_kernels
 from grokslt.cpu_kernels import NormalStream
-from grokslt.errors import ComputationFailed
+from grokslt.errors import BadInput, ComputationFailed
+from grokslt.samplers import SAMPLERS, Chains, SamplerSettings
+from grokslt.settings import check_fields
 
 Params = dict[str, torch.Tensor]
 # loss_fn(params with a leading chain dimension, sample indices [C, B]) -> loss [C],
 # or (loss [C], gradients with the shapes of params)
 LossFn = Callable[[Params, torch.Tensor], "torch.Tensor | tuple[torch.Tensor, Params]"]
 
-INIT_LOSS_MODES = ("batches", "full")
 EPOCH_DRAW = 1 << 20  # random numbers drawn at once for minibatch permutations
-
-
-@dataclass(frozen=True)
-class SamplerSettings:
-    """SGLD settings. `nbeta=None` means devinterp's default B / ln B for batch size B.
-
-    `init_loss`: how L_init = L(w*) is measured. "batches" is devinterp 1.3.2's default (the mean loss
-    of `num_chains` distinct minibatches); "full" is L_n on the whole training set.
-    """
-
-    step_size: float
-    localization: float
-    num_chains: int
-    num_burnin: int
-    num_draws: int
-    nbeta: float | None = None
-    weight_decay: float = 0.0
-    init_loss: str = "batches"
-
-    def validate(self) -> None:
-        for key in ("step_size",):
-            if not getattr(self, key) > 0:
-                raise ValueError(f"{key} = {getattr(self, key)!r}: expected a positive number")
-        for key in ("localization", "weight_decay"):
-            if not getattr(self, key) >= 0:
-                raise ValueError(f"{key} = {getattr(self, key)!r}: expected a non-negative number")
-        for key in ("num_chains", "num_draws"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{key} = {value!r}: expected a positive integer")
-        if isinstance(self.num_burnin, bool) or not isinstance(self.num_burnin, int) or self.num_burnin < 0:
-            raise ValueError(f"num_burnin = {self.num_burnin!r}: expected a non-negative integer")
-        if self.nbeta is not None and not self.nbeta > 0:
-            raise ValueError(f"nbeta = {self.nbeta!r}: expected a positive number or None (B / ln B)")
-        if self.init_loss not in INIT_LOSS_MODES:
-            raise ValueError(f"init_loss = {self.init_loss!r}: expected one of {INIT_LOSS_MODES}")
-
-    def resolved_nbeta(self, batch_size: int) -> float:
-        if self.nbeta is not None:
-            return float(self.nbeta)
-        if batch_size < 2:
-            raise ValueError(f"batch_size = {batch_size}: the default nbeta B / ln B needs B >= 2")
-        return batch_size / math.log(batch_size)
-
-    def replace(self, **changes) -> SamplerSettings:
-        return dataclasses.replace(self, **changes)
 
 
 PRESETS: dict[str, SamplerSettings] = {
@@ -87,19 +39,33 @@ PRESETS: dict[str, SamplerSettings] = {
     "paper_text": SamplerSettings(
         step_size=1e-4, localization=5.0, num_chains=3, num_burnin=100, num_draws=600, nbeta=30.0
     ),
+    # What produced the authors' learning-rate / weight-decay sweep (results/sweep_batch_lr_wd): their
+    # training.py at commit b93ec1f (SergioEstanRuiz/geom_phase_transitions), the devinterp call in
+    # train() (line 135: lr=4e-4, localization=100.0, nbeta=default_nbeta(train_loader) = B / ln B) and
+    # ExperimentParams (lines 35-37: num_chains 3, num_draws 500, num_burnin 100).
+    "paper_code_lr_wd": SamplerSettings(
+        step_size=4e-4, localization=100.0, num_chains=3, num_burnin=100, num_draws=500
+    ),
 }
 
 
 def sampler_settings(preset: str | SamplerSettings, **overrides) -> SamplerSettings:
+    """A preset's settings with `overrides` (None: keep the preset's), checked."""
     if isinstance(preset, SamplerSettings):
         settings = preset
     elif preset in PRESETS:
         settings = PRESETS[preset]
     else:
-        raise ValueError(f"preset = {preset!r}: expected one of {sorted(PRESETS)}")
+        raise BadInput(f"preset = {preset!r}: expected one of {sorted(PRESETS)}")
+    unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(SamplerSettings)})
+    if unknown:
+        raise BadInput(f"sampler settings {unknown}: unknown; expected some of {sorted(PRESET_FIELDS)}")
     settings = settings.replace(**{k: v for k, v in overrides.items() if v is not None})
-    settings.validate()
+    check_fields(settings)
     return settings
+
+
+PRESET_FIELDS = [f.name for f in dataclasses.fields(SamplerSettings)]
 
 
 @dataclass
@@ -113,6 +79,7 @@ class LLCResult:
     diverged: np.ndarray  # [C] bool
     loss_slope: np.ndarray  # [C], least-squares slope of the loss per draw over the second half
     noise: str = "torch"  # where the Gaussian noise came from: "torch", "xoshiro128++" or "devinterp"
+    sampler_statistics: dict = dataclasses.field(default_factory=dict)  # per-chain arrays, e.g. accept_rate
 
     @property
     def llc_drift(self) -> float:
@@ -133,7 +100,26 @@ class LLCResult:
             "loss_slope": float(np.nanmean(self.loss_slope)),
             "llc_drift": self.llc_drift,
             "noise": self.noise,
+            **{name: float(np.mean(values)) for name, values in self.sampler_statistics.items()},
         }
+
+
+def result_columns(settings: SamplerSettings) -> list[str]:
+    """The columns of `LLCResult.summary` for estimates at these settings."""
+    chains = [f"llc_chain_{i}" for i in range(settings.num_chains)]
+    own = list(SAMPLERS[settings.sampler].statistics_names)
+    return [
+        "llc_mean",
+        "llc_std",
+        *chains,
+        "init_loss",
+        "nbeta",
+        "n_diverged",
+        "loss_slope",
+        "llc_drift",
+        "noise",
+        *own,
+    ]
 
 
 def chain_statistics(
@@ -221,7 +207,7 @@ def initial_losses(
     """L_init per row of `centers`: the mean loss of the first `num_chains` minibatches of one shuffled
     epoch, the last possibly short (devinterp 1.3.2's `get_init_loss_multi_batch`), or L_n."""
     rows = next(iter(centers.values())).shape[0]
-    if settings.init_loss == "full":
+    if settings.init_loss_mode == "full":
         idx = torch.arange(n, device=generator.device).expand(rows, n)
         return _value(loss_fn(centers, idx))
     permutation = torch.randperm(n, generator=generator, device=generator.device)
@@ -235,7 +221,7 @@ def _value(out) -> torch.Tensor:
     return out[0] if isinstance(out, tuple) else out
 
 
-def run_sgld(
+def run_chains(
     loss_fn: LossFn,
     centers: Params,
     n: int,
@@ -243,39 +229,35 @@ def run_sgld(
     batch_size: int,
     generators: Sequence[torch.Generator],
     noise: Sequence[NormalStream] | None = None,
-) -> torch.Tensor:
-    """SGLD chains around `centers` (each tensor [R, ...], one row per chain); returns the loss trace
-    [R, num_draws]. Rows are split evenly between `generators`, each drawing its rows' batches (and
-    noise, unless `noise` gives each group a compiled stream), so a group's chains do not depend on
-    which other groups share the computation."""
-    rows = next(iter(centers.values())).shape[0]
-    per_group = rows // len(generators)
-    groups = [slice(g * per_group, (g + 1) * per_group) for g in range(len(generators))]
-    nbeta = settings.resolved_nbeta(batch_size)
-    eps, gamma, decay = settings.step_size, settings.localization, settings.weight_decay
-    # w - (eps/2)(nbeta grad + gamma (w - w*) + decay w) + sqrt(eps) N(0, I)
-    #   = shrink w + pull + grad_scale grad + sqrt(eps) N(0, I)
-    shrink, grad_scale, noise_std = 1.0 - 0.5 * eps * (gamma + decay), -0.5 * eps * nbeta, math.sqrt(eps)
-    params = {k: v.clone() for k, v in centers.items()}
-    pull = {k: v * (0.5 * eps * gamma) for k, v in centers.items()}
-    draws = None if noise else {k: torch.empty_like(v) for k, v in centers.items()}
-    trace = torch.empty(rows, settings.num_draws, device=next(iter(centers.values())).device)
+) -> tuple[torch.Tensor, dict]:
+    """Chains around `centers` (each tensor [R, ...], one row per chain) by the settings' sampler; returns
+    the loss trace [R, num_draws] and the sampler's per-chain statistics. Rows are split evenly between
+    `generators`, each drawing its rows' batches (and noise, unless `noise` gives each group a compiled
+    stream), so a group's chains do not depend on which other groups share the computation."""
+    chains = Chains({k: v.clone() for k, v in centers.items()}, centers, generators, noise)
+    sampler = settings.make_sampler(batch_size)
+    sampler.start(chains)
+    device = next(iter(centers.values())).device
+    trace = torch.empty(chains.rows, settings.num_draws, device=device)
     steps = settings.num_burnin + settings.num_draws
-    per_group_batches = [epoch_batches(n, batch_size, per_group, steps, g) for g in generators]
-    for t, parts in enumerate(zip(*per_group_batches, strict=True)):
-        idx = torch.cat(parts) if len(parts) > 1 else parts[0]
-        loss, grads = _loss_and_grad(loss_fn, params, idx)
+    if sampler.full_batch:
+        everything = torch.arange(n, device=device).expand(chains.rows, n)
+        batches = (everything for _ in range(steps))
+    else:
+        per_group = [
+            epoch_batches(n, batch_size, g.stop - g.start, steps, gen)
+            for g, gen in zip(chains.groups, generators, strict=True)
+        ]
+        batches = (torch.cat(parts) if len(parts) > 1 else parts[0] for parts in zip(*per_group, strict=True))
+    loss = grads = None
+    for t, idx in enumerate(batches):
+        if loss is None:
+            loss, grads = _loss_and_grad(loss_fn, chains.params, idx)
         if t >= settings.num_burnin:
             trace[:, t - settings.num_burnin] = loss
-        for name, w in params.items():
-            if noise:
-                for group, stream in zip(groups, noise, strict=True):
-                    stream.sgld_update_(w[group], grads[name][group], pull[name][group], shrink, grad_scale, noise_std)
-            else:
-                for group, g in zip(groups, generators, strict=True):
-                    draws[name][group].normal_(std=noise_std, generator=g)
-                w.mul_(shrink).add_(pull[name]).add_(grads[name], alpha=grad_scale).add_(draws[name])
-    return trace
+        moved = sampler.step(chains, loss, grads, lambda params, idx=idx: _loss_and_grad(loss_fn, params, idx))
+        loss, grads = moved if moved is not None else (None, None)
+    return trace, sampler.statistics()
 
 
 def estimate_llc(
@@ -319,13 +301,17 @@ def estimate_llc_stacked(
             rows = {k: v[i * chains : (i + 1) * chains] for k, v in centers.items()}
             init_losses[i] = initial_losses(loss_fn, rows, n, settings, batch_size, generator)[0].item()
     noise = [NormalStream(seed) for seed in seeds] if cpu_kernels.applicable(*centers.values()) else None
-    trace = run_sgld(loss_fn, centers, n, settings, batch_size, generators, noise).cpu().numpy()
+    trace, statistics = run_chains(loss_fn, centers, n, settings, batch_size, generators, noise)
+    trace = trace.cpu().numpy()
     nbeta = settings.resolved_nbeta(batch_size)
     source = NormalStream.NAME if noise else "torch"
-    return [
-        chain_statistics(trace[i * chains : (i + 1) * chains], init_losses[i], nbeta, noise=source)
-        for i in range(len(params_list))
-    ]
+    results = []
+    for i in range(len(params_list)):
+        rows = slice(i * chains, (i + 1) * chains)
+        result = chain_statistics(trace[rows], init_losses[i], nbeta, noise=source)
+        result.sampler_statistics = {name: values[rows] for name, values in statistics.items()}
+        results.append(result)
+    return results
 
 
 @dataclass

@@ -11,6 +11,7 @@ import torch
 MEMORISATION_THRESHOLD = 0.99
 GROKKING_THRESHOLDS = (0.5, 0.95)
 GSM_THRESHOLD = 0.95
+SATURATION_THRESHOLD = 0.99
 
 
 def accuracy(pred: torch.Tensor, c: torch.Tensor) -> float:
@@ -48,11 +49,24 @@ def first_step_reaching(steps: Sequence[int], values: Sequence[float], threshold
     return None
 
 
+def saturation_step(steps: Sequence[int], val_acc: Sequence[float], threshold: float = SATURATION_THRESHOLD):
+    """The first logged step from which validation accuracy stays >= threshold to the end, or None."""
+    reached = None
+    for step, value in zip(steps, val_acc, strict=True):
+        if value < threshold:
+            reached = None
+        elif reached is None:
+            reached = int(step)
+    return reached
+
+
 def transition_steps(steps, train_acc, val_acc) -> dict[str, int | None]:
-    """Memorisation (train acc >= 0.99) and grokking (val acc >= 0.5, >= 0.95) steps."""
+    """Memorisation (train acc >= 0.99), grokking (val acc >= 0.5, >= 0.95) and saturation (val acc
+    >= 0.99 from then on) steps."""
     low, high = GROKKING_THRESHOLDS
     return {
         "memorisation_step": first_step_reaching(steps, train_acc, MEMORISATION_THRESHOLD),
         "grok_step_50": first_step_reaching(steps, val_acc, low),
         "grok_step_95": first_step_reaching(steps, val_acc, high),
+        "saturation_step": saturation_step(steps, val_acc),
     }

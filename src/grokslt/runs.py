@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grokslt.data import ModularAddition, make_dataset
+from grokslt.data import ModularArithmetic
 from grokslt.errors import BadInput
 from grokslt.io import list_checkpoints, load_checkpoint
 from grokslt.train import TrainConfig
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 class Run:
     path: Path
     config: TrainConfig
-    data: ModularAddition
+    data: ModularArithmetic
     checkpoints: dict[int, Path]
     outcome: dict
 
@@ -59,7 +59,7 @@ def load_run(path: str | Path) -> Run:
     checkpoints = list_checkpoints(path / "checkpoints")
     if not checkpoints and outcome["status"] != "diverged":
         raise BadInput(f"--run {path}: no checkpoints in {path / 'checkpoints'}")
-    data = make_dataset(config.p, config.train_frac, config.seed, config.split)
+    data = config.dataset()
     return Run(path, config, data, checkpoints, outcome)
 
 

@@ -81,7 +81,10 @@ def expectation(f: dataclasses.Field, cls) -> str:
         text = "true or false"
     else:
         noun = "integer" if kind is int else "number" if kind is float else "string"
-        low, high = meta["exclusive_minimum"], meta["maximum"] if meta["maximum"] is not None else meta["exclusive_maximum"]
+        low, high = (
+            meta["exclusive_minimum"],
+            meta["maximum"] if meta["maximum"] is not None else meta["exclusive_maximum"],
+        )
         if meta["minimum"] == 1 and kind is int and high is None:
             text = "a positive integer"
         elif meta["exclusive_minimum"] == 0 and high is None:
@@ -93,8 +96,10 @@ def expectation(f: dataclasses.Field, cls) -> str:
             right = "]" if meta["maximum"] is not None else ")"
             low = meta["minimum"] if meta["minimum"] is not None else low
             text = f"a {noun} in {left}{low:g}, {high:g}{right}"
+        elif meta["minimum"] is not None:
+            text = f"an {noun} >= {meta['minimum']:g}" if kind is int else f"a {noun} >= {meta['minimum']:g}"
         else:
-            text = f"a {noun}"
+            text = f"an {noun}" if kind is int else f"a {noun}"
     return f"{text} or none" if optional(f, cls) else text
 
 

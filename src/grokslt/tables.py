@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from grokslt.data import PAPER_TASK
 from grokslt.io import write_csv
 from grokslt.metrics import grokking_severity, transition_steps
 from grokslt.theory import closed_form_row
@@ -106,7 +107,7 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
     run_dir = Path(run_dir)
     params = pd.read_csv(run_dir / "params.csv").iloc[0]
     table = pd.read_csv(run_dir / "loss_data.csv")
-    config = TrainConfig(**{f.name: _native(params[f.name]) for f in dataclasses.fields(TrainConfig)})
+    config = TrainConfig(**{f.name: _python_scalar(params[f.name]) for f in dataclasses.fields(TrainConfig)})
     theory = closed_form_row(config.p, config.hidden)
     row = {
         "run": run_id,
@@ -114,6 +115,8 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
         **{key: getattr(config, key) for key in ("p", "hidden", "optimizer", "lr", "weight_decay", "batch_size")},
         "seed": config.seed,
         "train_frac": config.train_frac,
+        "task": config.task,
+        "llc_preset": params.get("llc_preset"),
         "status": params["status"],
         "final_step": int(params["status_step"]),
         "stopped_early": params["status"] == "early_stop",
@@ -121,8 +124,11 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
     }
     table = table[~table["diverged"]]
     if len(table):
-        row.update(measured_columns(table))
-    row.update({key: theory[key] for key in ("regime", "generic_llc", "stage2_llc", "lazy_lower", "lazy_upper")})
+        row.update(measured_columns(table, config.eval_every))
+    closed_forms = ("regime", "generic_llc", "stage2_llc", "lazy_lower", "lazy_upper")
+    applies = config.task == PAPER_TASK
+    row["closed_forms"] = "modular addition" if applies else f"not applied: proven for addition, not {config.task}"
+    row.update({key: theory[key] if applies else None for key in closed_forms})
     return row
 
 
@@ -140,13 +146,17 @@ MEASURED_COLUMNS = [
     "memorisation_step",
     "grok_step_50",
     "grok_step_95",
+    "saturation_step",
     "final_K_eff",
     "final_keff_llc",
 ]
 
 
-def measured_columns(table: pd.DataFrame) -> dict:
-    """The summary statistics of a run's loss table (evaluations before any divergence)."""
+def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
+    """The summary statistics of a run's loss table (evaluations before any divergence). The GSM
+    averages over the regular evaluations every `eval_every` steps, as the paper's logged epochs,
+    leaving out the extra early ones of a dense schedule."""
+    regular = table[table["step"] % eval_every == 0]
     final, peak = table.iloc[-1], table.loc[table["llc"].idxmax()]
     peak_trace = table.loc[table["trace_hutchinson"].idxmax()]
     values = {
@@ -159,7 +169,7 @@ def measured_columns(table: pd.DataFrame) -> dict:
         "final_trace": final["trace_hutchinson"],
         "peak_trace": peak_trace["trace_hutchinson"],
         "peak_trace_step": int(peak_trace["step"]),
-        "gsm": grokking_severity(table["train_acc"], table["val_acc"]),
+        "gsm": grokking_severity(regular["train_acc"], regular["val_acc"]),
         **transition_steps(table["step"], table["train_acc"], table["val_acc"]),
         "final_K_eff": int(final["K_eff"]),
         "final_keff_llc": final["keff_llc"],
@@ -168,7 +178,7 @@ def measured_columns(table: pd.DataFrame) -> dict:
     return values
 
 
-def _native(value):
+def _python_scalar(value):
     if isinstance(value, np.generic):
         return value.item()
     return value

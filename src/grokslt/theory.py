@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from grokslt.data import PAPER_TASK
 from grokslt.model import atom_norms, forward_pairs, hidden_pre_activation
 
 SUBABUNDANT, SUPERABUNDANT = "subabundant", "superabundant"
@@ -244,9 +245,12 @@ def single_output_row(d: int, K: int, generator: torch.Generator) -> dict:
     return {"d": d, "K": K, "theorem": theorem, "llc": single_output_llc(d, K), "numerical_llc": rank / 2}
 
 
-def checkpoint_row(step: int, params: dict[str, torch.Tensor], p: int, mass: float, atom_rank_max: int) -> dict:
+def checkpoint_row(
+    step: int, params: dict[str, torch.Tensor], p: int, mass: float, atom_rank_max: int, task: str = PAPER_TASK
+) -> dict:
     """Theory at a trained checkpoint: K_eff, the stage-II value with K_eff atoms (Remark 5.5) and, where
-    K_eff <= atom_rank_max, the rank of Phi_p's Jacobian on those atoms (halved)."""
+    K_eff <= atom_rank_max, the rank of Phi_p's Jacobian on those atoms (halved). The closed forms are
+    the paper's for modular addition: for another task they are left blank, K_eff and the rank kept."""
     W, V = params["W"], params["V"]
     K = W.shape[1]
     count = effective_atoms(W, V, mass)
@@ -262,6 +266,8 @@ def checkpoint_row(step: int, params: dict[str, torch.Tensor], p: int, mass: flo
     }
     if 0 < count <= atom_rank_max:
         row["atom_rank_llc"] = active_atom_rank(W, V, mass, atom_rank_max)[1] / 2
+    if task != PAPER_TASK:
+        row.update(generic_llc=float("nan"), keff_llc=float("nan"))
     return row
 
 
@@ -291,7 +297,9 @@ def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 
 
     run = load_run(run_dir)
     selected = select_run_steps(run, steps, chunk)
-    rows = [checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max) for step in selected]
+    rows = [
+        checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max, run.config.task) for step in selected
+    ]
     columns = ["step", "K", "K_eff", "K_eff_mass", "generic_llc", "keff_llc", "atom_rank_llc"]
     write_csv(out, rows, columns)
     return rows

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from grokslt import __version__
-from grokslt.data import SPLIT_MODES, ModularAddition, make_dataset, validate_task
+from grokslt.data import DatasetSettings, ModularArithmetic
 from grokslt.errors import BadInput
 from grokslt.io import (
     checkpoint_path,
@@ -41,6 +41,7 @@ from grokslt.io import (
 from grokslt.loss import authors_logged_loss, centred_loss
 from grokslt.metrics import accuracy, offset_corrected_accuracy
 from grokslt.model import QuadraticNet, centred_loss_and_grad, forward_pairs
+from grokslt.settings import check_fields, setting
 
 log = logging.getLogger(__name__)
 
@@ -66,42 +67,33 @@ STOPPING_SETTINGS = ("max_steps", "early_stop", "early_stop_threshold", "early_s
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    p: int = 53
-    hidden: int = 1024
-    train_frac: float = 0.4
-    optimizer: str = "adam"
-    lr: float = 1e-4
-    weight_decay: float = 1e-5
-    momentum: float = 0.0
-    batch_size: int = 128
-    max_steps: int = 100_000
-    eval_every: int = 100
-    seed: int = 0
-    split: str = "authors"
-    early_stop_threshold: float = 0.99
-    early_stop_patience: int = 10
-    early_stop: bool = True
+class TrainConfig(DatasetSettings):
+    """Every setting of a training run (appendix H.1's baseline by default), beside the dataset's."""
 
-    def validate(self) -> None:
-        validate_task(self.p, self.train_frac, self.seed)
-        for key in ("hidden", "batch_size", "max_steps", "eval_every", "early_stop_patience"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{key} = {value!r}: expected a positive integer")
-        for key in ("lr", "weight_decay", "momentum"):
-            value = getattr(self, key)
-            if not isinstance(value, (int, float)) or value < 0 or (key == "lr" and value == 0):
-                expected = "a positive number" if key == "lr" else "a non-negative number"
-                raise ValueError(f"{key} = {value!r}: expected {expected}")
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer = {self.optimizer!r}: expected one of {OPTIMIZERS}")
-        if self.split not in SPLIT_MODES:
-            raise ValueError(f"split = {self.split!r}: expected one of {SPLIT_MODES}")
-        if not 0 < self.early_stop_threshold <= 1:
-            raise ValueError(f"early_stop_threshold = {self.early_stop_threshold!r}: expected a number in (0, 1]")
+    hidden: int = setting(1024, "hidden width K", minimum=1)
+    optimizer: str = setting("adam", "adam | adamw | sgd, with their own weight decay", choices=OPTIMIZERS)
+    lr: float = setting(1e-4, "learning rate", exclusive_minimum=0)
+    weight_decay: float = setting(1e-5, "weight decay of the optimizer", minimum=0)
+    momentum: float = setting(0.0, "momentum (sgd only)", minimum=0)
+    batch_size: int = setting(128, "samples per training step", minimum=1)
+    max_steps: int = setting(100_000, "training steps at most", minimum=1)
+    eval_every: int = setting(100, "steps between evaluations (each writes a checkpoint)", minimum=1)
+    dense_until: int = setting(0, "also evaluate every dense_every steps up to this step (0: never)", minimum=0)
+    dense_every: int = setting(10, "steps between the dense early evaluations", minimum=1)
+    early_stop: bool = setting(True, "stop once early_stop_patience evaluations have val acc >= threshold")
+    early_stop_threshold: float = setting(
+        0.99, "validation accuracy that counts toward early stop", exclusive_minimum=0, maximum=1
+    )
+    early_stop_patience: int = setting(10, "evaluations in a row at the threshold that stop training", minimum=1)
+
+    def check(self) -> None:
+        super().check()
         if self.momentum and self.optimizer != "sgd":
-            raise ValueError(f"momentum = {self.momentum!r}: only the sgd optimizer takes momentum")
+            raise BadInput(f"momentum = {self.momentum!r}: only the sgd optimizer takes momentum")
+
+    def evaluates_at(self, step: int) -> bool:
+        """Whether the run evaluates (and writes a checkpoint) after `step` steps."""
+        return step % self.eval_every == 0 or (step <= self.dense_until and step % self.dense_every == 0)
 
 
 class AuthorsBatchSampler:
@@ -139,7 +131,7 @@ def build_optimizer(config: TrainConfig, params) -> torch.optim.Optimizer:
 
 
 @torch.no_grad()
-def evaluate(model: QuadraticNet, data: ModularAddition) -> dict[str, float]:
+def evaluate(model: QuadraticNet, data: ModularArithmetic) -> dict[str, float]:
     """Losses and accuracies on the full train and validation sets."""
     W, V = model.W, model.V
     outputs = {}
@@ -166,7 +158,7 @@ def should_stop(rows: list[dict], config: TrainConfig) -> bool:
     )
 
 
-def zero_function_loss(data: ModularAddition) -> float:
+def zero_function_loss(data: ModularArithmetic) -> float:
     """The centred training loss of the network that outputs zero everywhere."""
     _, _, c = data.subset("train")
     target = torch.nn.functional.one_hot(c, data.p).to(torch.get_default_dtype())
@@ -177,12 +169,12 @@ def has_diverged(train_loss: float, zero_loss: float) -> bool:
     return not math.isfinite(train_loss) or train_loss > DIVERGENCE_FACTOR * zero_loss
 
 
-def run_metadata(config: TrainConfig, data: ModularAddition, outcome: dict) -> dict:
+def run_metadata(config: TrainConfig, data: ModularArithmetic, outcome: dict) -> dict:
     from grokslt.runtime import subnormal_mode
 
     return {
         "config": dataclasses.asdict(config),
-        "dataset": {"p": data.p, "n_train": data.n_train, "n_val": len(data.val_idx)},
+        "dataset": {"p": data.p, "task": data.task, "n_train": data.n_train, "n_val": len(data.val_idx)},
         "n_params": 3 * data.p * config.hidden,
         "outcome": outcome,
         "runtime": {"subnormals": subnormal_mode()},
@@ -202,16 +194,16 @@ def versions() -> dict[str, str]:
 class Trainer:
     """The state of one run: model, optimizer, batch RNG, step and log rows."""
 
-    def __init__(self, config: TrainConfig, out_dir: str | Path, data: ModularAddition | None = None):
-        config.validate()
+    def __init__(self, config: TrainConfig, out_dir: str | Path, data: ModularArithmetic | None = None):
+        check_fields(config)
         self.config = config
         self.out = Path(out_dir)
-        self.data = make_dataset(config.p, config.train_frac, config.seed, config.split)
+        self.data = config.dataset()
         if data is not None and not data.same_split(self.data):
             raise BadInput(
                 f"dataset with p = {data.p} and {data.n_train} training pairs is not the split of the run's "
                 f"settings (p = {config.p}, train_frac = {config.train_frac}, seed = {config.seed}, "
-                f"split = {config.split})"
+                f"split = {config.split}, task = {config.task})"
             )
         torch.manual_seed(config.seed)
         self.model = QuadraticNet(config.p, config.hidden)
@@ -251,7 +243,7 @@ class Trainer:
         self.finished = state["finished"]
         if self.finished and not self.diverged and not should_stop(self.rows, self.config):
             self.finished = self.step >= self.config.max_steps
-        if not self.finished and self.rows and self.rows[-1]["step"] % self.config.eval_every:
+        if not self.finished and self.rows and not self.config.evaluates_at(self.rows[-1]["step"]):
             # the closing evaluation of a run that reached its old max_steps between evaluations
             checkpoint_path(self.out / "checkpoints", self.rows.pop()["step"]).unlink(missing_ok=True)
 
@@ -320,7 +312,7 @@ def extension_problem(saved: TrainConfig, wanted: TrainConfig, rows: list[dict],
 
 
 def train(
-    config: TrainConfig, out_dir: str | Path, progress: bool | None = None, data: ModularAddition | None = None
+    config: TrainConfig, out_dir: str | Path, progress: bool | None = None, data: ModularArithmetic | None = None
 ) -> Trainer:
     """Train (or resume) the run in `out_dir` until early stop or `max_steps`; `data` defaults to the
     split that the config describes."""
@@ -342,7 +334,7 @@ def train(
     while trainer.step < config.max_steps:
         trainer.train_step()
         bar.update(1)
-        if trainer.step % config.eval_every == 0:
+        if config.evaluates_at(trainer.step):
             row = trainer.log_evaluation()
             trainer.finished = row["diverged"] or should_stop(trainer.rows, config)
             trainer.save()

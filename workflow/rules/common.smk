@@ -1,32 +1,41 @@
-# Config validation, run expansion, wildcard constraints and input functions shared by every stage.
+# Config check, run expansion, wildcard constraints and input functions shared by every stage. The
+# flags each rule passes come from the settings classes, the figures from the figure registry.
 import math
 import os
+import re
 import shlex
 import sys
 
-from snakemake.utils import validate
+from grokslt.data import DatasetSettings
+from grokslt.experiments import check_references, dataset_id, expand_experiments, run_llc
+from grokslt.figures import READS, experiment_settings, instances
+from grokslt.hessian import HessianSettings
+from grokslt.samplers import SamplerSettings
+from grokslt.settings import fields, mapping_to_arguments, to_arguments
+from grokslt.workflow_config import ConfigError, check_config
 
-from grokslt.experiments import check_references, expand_experiments, run_id
-
-validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 try:
+    config.update(check_config(config))
     RUNS, MEMBERSHIP = expand_experiments(config)
     check_references(config, MEMBERSHIP)
+    RUN_LLC = run_llc(config, MEMBERSHIP)
 except ValueError as error:
-    raise WorkflowError(f"config: {error}") from None
+    detail = f"\n{error.detail}" if isinstance(error, ConfigError) and "--verbose" in sys.argv else ""
+    raise WorkflowError(f"config: {error}{detail}") from None
 
 # Rules call the `grokslt` command line. Where Snakemake was started without activating its environment
 # (`.venv/bin/snakemake ...`), the command is found beside Snakemake's own interpreter; an activated or
 # conda environment earlier on PATH takes precedence.
-shell.prefix(f"set -euo pipefail; export PATH=\"$PATH\":{shlex.quote(os.path.dirname(sys.executable))}; ")
+shell.prefix(f'set -euo pipefail; export PATH="$PATH":{shlex.quote(os.path.dirname(sys.executable))}; ')
 
 RESULTS = config["results"]
 THREADS = config["threads"]
 GPUS = 1 if config["gpu"] else 0
 DEVICE = "cuda" if config["gpu"] else "cpu"
 ENV = "../../envs/grokslt.yaml"
-FIGURE_ENV = "../../envs/figures.yaml"
-FIGURES = ["fig1a", "fig1b", "fig2", "fig9", "sensitivity", "theory_vs_measurement", "diagnostics"]
+FIGURE_CODE = os.path.join(workflow.basedir, "src", "grokslt", "figures")
+FIGURES = instances(config["figures"])
+DATASETS = {dataset_id(train): train for train in RUNS.values()}
 
 
 wildcard_constraints:
@@ -34,51 +43,49 @@ wildcard_constraints:
     dataset="[A-Za-z0-9_.+-]+",
     i=r"\d+",
     n=r"\d+",
-    experiment="|".join(config["experiments"]),
-
-
-def dataset_id(train):
-    return f"p{train.p}_tf{train.train_frac:g}_s{train.seed}_{train.split}"
-
-
-DATASETS = {dataset_id(train): train for train in RUNS.values()}
+    figure="|".join(map(re.escape, FIGURES)),
 
 
 def run_dir(run):
     return f"{RESULTS}/runs/{run}"
 
 
+def log_file(stage, name):
+    return f"{RESULTS}/logs/{stage}/{name}.log"
+
+
+def benchmark_file(stage, name):
+    return f"{RESULTS}/benchmarks/{stage}/{name}.tsv"
+
+
+# -- command arguments: every setting, so that a changed setting reruns the job ----------------------------
+DATASET_KEYS = [f.name for f in fields(DatasetSettings)]
+
+
+def dataset_args(wildcards):
+    return to_arguments(DATASETS[wildcards.dataset], only=DATASET_KEYS)
+
+
 def train_args(wildcards):
-    """The `grokslt train` flags of a run: every setting, so a changed setting reruns training."""
-    c = RUNS[wildcards.run]
-    args = [
-        *("--p", c.p, "--hidden", c.hidden, "--train-frac", c.train_frac, "--optimizer", c.optimizer),
-        *("--lr", repr(c.lr), "--weight-decay", repr(c.weight_decay), "--momentum", repr(c.momentum)),
-        *("--batch-size", c.batch_size, "--max-steps", c.max_steps, "--eval-every", c.eval_every),
-        *("--seed", c.seed, "--split", c.split),
-    ]
-    if not c.early_stop:
-        return [*map(str, args), "--no-early-stop"]
-    stop = ["--early-stop-threshold", repr(c.early_stop_threshold), "--early-stop-patience", c.early_stop_patience]
-    return [str(arg) for arg in args + stop]
+    return to_arguments(RUNS[wildcards.run])
 
 
-def llc_args():
-    """Sampler flags: a changed preset or override reruns the LLC jobs and what depends on them."""
-    llc = config["llc"]
-    args = ["--preset", llc["preset"], "--backend", llc["backend"], "--seed", llc["seed"]]
-    for key in ("step_size", "nbeta", "localization", "num_chains", "num_burnin", "num_draws", "init_loss"):
-        if key in llc:
-            args += [f"--{key.replace('_', '-')}", llc[key]]
-    return [str(arg) for arg in args]
+def llc_args(run):
+    """The sampler flags of a run's experiment (its `llc:` over the global one)."""
+    block = RUN_LLC[run]
+    overrides = {key: value for key, value in block.items() if key not in ("preset", "backend", "seed")}
+    job = ["--preset", block["preset"], "--backend", block["backend"], "--seed", str(block["seed"])]
+    return [*job, *mapping_to_arguments(SamplerSettings, overrides)]
 
 
 def hessian_args():
     hessian = config["hessian"]
-    probes = ["--num-probes", str(hessian["num_probes"])] if "num_probes" in hessian else []
-    return ["--preset", hessian["preset"], "--seed", str(hessian["seed"]), *probes]
+    overrides = {key: value for key, value in hessian.items() if key not in ("preset", "seed", "chunk_size")}
+    job = ["--preset", hessian["preset"], "--seed", str(hessian["seed"])]
+    return [*job, *mapping_to_arguments(HessianSettings, overrides)]
 
 
+# -- checkpoints and tables of runs ------------------------------------------------------------------------
 def checkpoint_count(run):
     """Checkpoints of a trained run (one per logged evaluation); known once its training has finished."""
     log = checkpoints.train.get(run=run).output.log
@@ -86,18 +93,73 @@ def checkpoint_count(run):
         return sum(1 for _ in handle) - 1
 
 
-def chunk_files(run, stage):
+def chunk_files(run, stage, suffix=".csv"):
     n = max(1, math.ceil(checkpoint_count(run) / config[stage]["chunk_size"]))
-    return [f"{run_dir(run)}/{stage}/chunk{i}of{n}.csv" for i in range(n)]
+    return [f"{run_dir(run)}/{stage}/chunk{i}of{n}{suffix}" for i in range(n)]
 
 
-def loss_tables(names):
-    runs = dict.fromkeys(run for name in names for run in MEMBERSHIP[name])
-    return [f"{run_dir(run)}/loss_data.csv" for run in runs]
+def experiment_runs(names):
+    return list(dict.fromkeys(run for name in names for run in MEMBERSHIP[name]))
 
 
 def sensitivity_run():
     return MEMBERSHIP[config["sampler_sensitivity"]["experiment"]][0]
+
+
+# -- figures: one rule, its inputs and flags from the figure registry -------------------------------------
+def figure_tables(figure, kind, settings):
+    """The files of one kind that a figure with these settings reads."""
+    first_run = lambda: experiment_runs([settings["experiment"]])[0]  # noqa: E731
+    if kind == "summary":
+        return [f"{RESULTS}/summary/runs.csv"]
+    if kind == "loss_data":
+        if figure.one_run:
+            return [f"{run_dir(first_run())}/loss_data.csv"]
+        return [f"{run_dir(run)}/loss_data.csv" for run in experiment_runs(experiment_settings(settings))]
+    if kind == "params":
+        return [f"{run_dir(first_run())}/params.csv"]
+    if kind == "traces":
+        return chunk_files(first_run(), "llc", ".npz")
+    if kind == "rank_checks":
+        return [f"{RESULTS}/theory/rank_checks.csv"]
+    if kind == "sensitivity":
+        return [f"{RESULTS}/sensitivity/sensitivity.csv"]
+    raise ValueError(f"figure input {kind!r}: unknown")
+
+
+def figure_inputs(wildcards):
+    figure, settings = FIGURES[wildcards.figure]
+    files = {kind: figure_tables(figure, kind, settings) for kind in figure.reads}
+    shared = [f"{FIGURE_CODE}/{name}.py" for name in ("style", "inputs")]
+    return files | {"code": [f"{FIGURE_CODE}/{figure.module}.py", *shared]}
+
+
+def figure_args(wildcards, input):
+    """`grokslt figure` arguments: the figure, its tables by kind, and its settings."""
+    figure, settings = FIGURES[wildcards.figure]
+    words = [figure.name]
+    for kind in figure.reads:  # (before a run's training ends, Snakemake may ask with the inputs unknown)
+        words += [READS[kind][0], *getattr(input, kind, [])]
+    for key, value in settings.items():
+        if value is not None:
+            flag = f"--{key.replace('_', '-')}"
+            words += [flag, *(map(str, value) if isinstance(value, list) else [str(value)])]
+    return words
+
+
+def figure_caption(wildcards):
+    with open(os.path.join(workflow.basedir, "workflow", "report", f"{FIGURES[wildcards.figure][0].name}.rst")) as f:
+        return f.read()
+
+
+def figure_labels(wildcards):
+    figure, settings = FIGURES[wildcards.figure]
+    return {"figure": wildcards.figure, "experiment": ", ".join(experiment_settings(settings)) or "-"}
+
+
+def figure_prefix(wildcards, output):
+    """The figure's output path without suffix: the CLI writes PREFIX.pdf and PREFIX.png."""
+    return os.path.splitext(output[0])[0]
 
 
 def figure_files(name):
@@ -108,32 +170,7 @@ def all_targets(wildcards):
     tables = [f"{run_dir(run)}/{name}.csv" for run in RUNS for name in ("params", "loss_data")]
     theory = [f"{RESULTS}/theory/{name}.csv" for name in ("formulas", "rank_checks", "single_output")]
     figures = [path for name in FIGURES for path in figure_files(name)]
-    figures += [
-        path
-        for experiment in config["figures"]["trajectories"]["experiments"]
-        for path in figure_files(f"trajectories_{experiment}")
-    ]
     return [f"{RESULTS}/summary/runs.csv", *tables, *theory, *figures]
-
-
-# -- figures --------------------------------------------------------------------------------------------
-FIGURE_CODE = os.path.join(workflow.basedir, "src", "grokslt", "figures")
-FIGURE_CONFIG = config["figures"]
-DPI = FIGURE_CONFIG["dpi"]
-
-
-def figure_report(name, caption):
-    png = f"{RESULTS}/figures/{name}.png"
-    return [report(png, caption=f"../report/{caption}.rst", category="Figures"), f"{RESULTS}/figures/{name}.pdf"]
-
-
-def figure_prefix(wildcards, output):
-    """The figure's output path without suffix: the CLI writes PREFIX.pdf and PREFIX.png."""
-    return os.path.splitext(output[0])[0]
-
-
-def diagnostics_run():
-    return MEMBERSHIP[FIGURE_CONFIG["diagnostics"]["experiment"]][0]
 
 
 def report_diverged_runs():
@@ -146,8 +183,5 @@ def report_diverged_runs():
     with open(summary) as handle:
         diverged = [row["run"] for row in csv.DictReader(handle) if row["status"] == "diverged"]
     if diverged:
-        print(
-            f"grokslt: training diverged in {len(diverged)} run(s), marked in {summary} and the figures: "
-            + ", ".join(diverged),
-            file=sys.stderr,
-        )
+        names = ", ".join(diverged)
+        print(f"grokslt: training diverged in {len(diverged)} run(s), marked in {summary}: {names}", file=sys.stderr)

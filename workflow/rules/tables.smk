@@ -7,16 +7,18 @@ rule run_tables:
     output:
         params=f"{RESULTS}/runs/{{run}}/params.csv",
         loss=f"{RESULTS}/runs/{{run}}/loss_data.csv",
-    params:
-        run=lambda wildcards: run_dir(wildcards.run),
     log:
-        f"{RESULTS}/logs/tables/{{run}}.log",
+        log_file("tables", "{run}"),
+    benchmark:
+        benchmark_file("tables", "{run}")
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        run=lambda wildcards: run_dir(wildcards.run),
     shell:
         "grokslt tables --id {wildcards.run:q} --run {params.run:q} --llc {input.llc:q} --hessian {input.hessian:q} "
         "--theory {input.theory:q} --params-out {output.params:q} --loss-out {output.loss:q} > {log:q} 2>&1"
@@ -28,16 +30,18 @@ rule summary:
         params=expand(f"{RESULTS}/runs/{{run}}/params.csv", run=sorted(RUNS)),
     output:
         f"{RESULTS}/summary/runs.csv",
-    params:
-        runs=[run_dir(run) for run in sorted(RUNS)],
-        membership=[f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items()],
     log:
-        f"{RESULTS}/logs/summary.log",
+        log_file("summary", "summary"),
+    benchmark:
+        benchmark_file("summary", "summary")
+    conda:
+        ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        ENV
+    params:
+        runs=[run_dir(run) for run in sorted(RUNS)],
+        membership=[f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items()],
     shell:
         "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"

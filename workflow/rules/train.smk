@@ -7,17 +7,20 @@ checkpoint train:
     output:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
         meta=f"{RESULTS}/runs/{{run}}/run.json",
-    params:
-        args=train_args,
-        out=lambda wildcards: run_dir(wildcards.run),
     log:
-        f"{RESULTS}/logs/train/{{run}}.log",
+        log_file("train", "{run}"),
+    benchmark:
+        benchmark_file("train", "{run}")
+    conda:
+        ENV
     threads: THREADS
     resources:
         mem_mb=4000,
         runtime=240,
         gpu=GPUS,
-    conda:
-        ENV
+    params:
+        args=train_args,
+        out=lambda wildcards: run_dir(wildcards.run),
     shell:
-        "grokslt train {params.args:q} --threads {threads} --dataset {input.dataset:q} --out {params.out:q} > {log:q} 2>&1"
+        "grokslt train {params.args:q} --threads {threads} --dataset {input.dataset:q} --out {params.out:q} "
+        "> {log:q} 2>&1"

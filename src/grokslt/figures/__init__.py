@@ -1,49 +1,148 @@
 """The paper's figures, each drawn from tables alone (never from checkpoints) by its own module.
 
-`draw(name, args)` reads the inputs a figure needs, checks them, draws it and saves PDF and PNG.
+FIGURES is the one list of figures: for each, the function that draws it, the tables it reads, its
+settings with their defaults (the config section `figures.<name>`, every key optional) and its
+caption (`workflow/report/<name>.rst`). The command line (`grokslt figure NAME`), the workflow's
+figure rule and the config schema are derived from it: adding a figure is its module, its caption
+and one line here.
+
+A figure's settings whose names end in `experiment` name an experiment of the config (`experiments`:
+a list of them). A figure with `per_experiment` is drawn once per name in its `experiments` setting,
+as `<name>_<experiment>`, its function receiving that one `experiment`; one with `one_run` reads the
+tables of its experiment's first run alone.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-import pandas as pd
+from grokslt.errors import BadInput
 
-FIGURES = ("fig1a", "fig1b", "fig2", "trajectories", "fig9", "sensitivity", "theory_vs_measurement", "diagnostics")
+# what a figure may read: the command-line flag that passes it, and whether it takes several files
+READS = {
+    "summary": ("--summary", False, "summary/runs.csv"),
+    "loss_data": ("--loss-data", True, "runs/*/loss_data.csv of the figure's experiments"),
+    "params": ("--params", False, "runs/RUN/params.csv of the figure's run"),
+    "traces": ("--traces", True, "runs/RUN/llc/*.npz, the figure's run's LLC traces"),
+    "rank_checks": ("--rank-checks", False, "theory/rank_checks.csv"),
+    "sensitivity": ("--sensitivity", False, "sensitivity/sensitivity.csv"),
+}
 
 
-def _csv(path, what: str) -> pd.DataFrame:
-    if path is None or not Path(path).exists():
-        raise ValueError(f"{what}: input file {path} is missing")
-    return pd.read_csv(path)
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    draw: str  # "module.function" in grokslt.figures
+    reads: tuple[str, ...]
+    settings: Mapping[str, object] = field(default_factory=dict)
+    per_experiment: bool = False
+    one_run: bool = False  # it shows the first run of its experiment, and reads that run's tables alone
+    subcategory: str = "Paper figures"
+
+    @property
+    def module(self) -> str:
+        return self.draw.split(".")[0]
+
+    def function(self):
+        module, name = self.draw.split(".")
+        return getattr(importlib.import_module(f"grokslt.figures.{module}"), name)
+
+
+FIGURES: dict[str, Figure] = {
+    figure.name: figure
+    for figure in [
+        Figure("fig1a", "scaling.fig1a", ("summary",), {"experiment": "vary_p"}),
+        Figure("fig1b", "scaling.fig1b", ("summary",), {"experiment": "vary_K"}),
+        Figure(
+            "fig2", "trajectory.fig2", ("summary", "loss_data"), {"experiment": "baseline", "band_experiment": "seeds"}
+        ),
+        Figure(
+            "saturation",
+            "trajectory.fig2",
+            ("summary", "loss_data"),
+            {"experiment": "baseline_long", "band_experiment": None},
+            subcategory="Beyond the paper",
+        ),  # fmt: skip
+        Figure(
+            "trajectories",
+            "trajectory.small_multiples",
+            ("summary", "loss_data"),
+            {"experiments": ["vary_p", "vary_K", "vary_lr_wd"]},
+            per_experiment=True,
+            subcategory="Trajectories (appendix H.2)",
+        ),  # fmt: skip
+        Figure("fig9", "severity.fig9", ("summary",), {"experiment": "vary_lr_wd"}),
+        Figure("sensitivity", "sensitivity.sensitivity", ("sensitivity",)),
+        Figure(
+            "theory_vs_measurement",
+            "theory.theory_vs_measurement",
+            ("summary", "rank_checks"),
+            {"experiments": ["vary_p", "vary_K"]},
+            subcategory="Beyond the paper",
+        ),  # fmt: skip
+        Figure(
+            "diagnostics",
+            "diagnostics.diagnostics",
+            ("loss_data", "params", "traces"),
+            {"experiment": "baseline", "checkpoints": 4},
+            subcategory="Beyond the paper",
+        ),  # fmt: skip
+    ]
+}
+
+
+def experiment_settings(settings: Mapping[str, object]) -> list[str]:
+    """The experiments a figure's settings name (for its inputs and the config's reference check)."""
+    names = []
+    for key, value in settings.items():
+        if key.endswith("experiment") and value is not None:
+            names.append(value)
+        elif key.endswith("experiments"):
+            names.extend(value)
+    return names
+
+
+def instances(config_figures: Mapping[str, object]) -> dict[str, tuple[Figure, dict]]:
+    """{output name: (figure, its settings)} for the figures a config draws: each figure's defaults
+    updated by its config section; a section `false` leaves the figure out."""
+    drawn = {}
+    for name, figure in FIGURES.items():
+        section = config_figures.get(name, {})
+        if section is False:
+            continue
+        settings = {**figure.settings, **(section or {})}
+        if figure.per_experiment:
+            for experiment in settings["experiments"]:
+                drawn[f"{name}_{experiment}"] = (figure, {"experiment": experiment})
+        else:
+            drawn[name] = (figure, settings)
+    return drawn
 
 
 def draw(name: str, args) -> None:
-    from grokslt.figures import diagnostics, scaling, sensitivity, severity, style, theory, trajectory
+    """Draw figure `name` from the tables in `args` with its settings there; save PDF and PNG."""
+    from grokslt.figures import style
+    from grokslt.figures.inputs import Tables
 
     if name not in FIGURES:
-        raise ValueError(f"figure = {name!r}: expected one of {FIGURES}")
+        raise BadInput(f"figure = {name!r}: expected one of {list(FIGURES)}")
+    figure = FIGURES[name]
     style.apply()
-    summary = None if name in ("sensitivity", "diagnostics") else _csv(args.summary, "--summary")
-    if name == "fig1a":
-        fig = scaling.fig1a(summary, args.experiment)
-    elif name == "fig1b":
-        fig = scaling.fig1b(summary, args.experiment)
-    elif name == "fig2":
-        fig = trajectory.fig2(summary, style.read_loss_tables(args.loss_data), args.experiment, args.band_experiment)
-    elif name == "trajectories":
-        fig = trajectory.small_multiples(summary, style.read_loss_tables(args.loss_data), args.experiment)
-    elif name == "fig9":
-        fig = severity.fig9(summary, args.experiment)
-    elif name == "sensitivity":
-        fig = sensitivity.sensitivity(_csv(args.sensitivity, "--sensitivity"))
-    elif name == "theory_vs_measurement":
-        fig = theory.theory_vs_measurement(summary, _csv(args.rank_checks, "--rank-checks"), args.experiments)
-    else:
-        [loss] = args.loss_data
-        table = _csv(loss, "--loss-data")
-        params = _csv(Path(loss).with_name("params.csv"), "params.csv")
-        fig = diagnostics.diagnostics(args.traces, table, params, args.checkpoints)
-    if summary is not None and name != "trajectories":  # small multiples show diverged runs as panels
-        style.note_diverged(fig, summary, [args.experiment, *args.experiments, args.band_experiment])
+    tables = Tables(args)
+    keys = ["experiment"] if figure.per_experiment else list(figure.settings)
+    settings = {key: getattr(args, key) for key in keys}
+    fig = figure.function()(tables, **settings)
+    if "summary" in figure.reads and not figure.per_experiment:  # small multiples show diverged runs as panels
+        style.note_diverged(fig, tables.summary, experiment_settings(settings))
     style.save(fig, args.out, args.dpi)
+
+
+def setting_flags() -> dict[str, tuple[str, object]]:
+    """{setting: (flag, example default)} over every figure, for the command line."""
+    flags = {}
+    for figure in FIGURES.values():
+        for key, default in ({"experiment": ""} if figure.per_experiment else figure.settings).items():
+            flags.setdefault(key, ("--" + key.replace("_", "-"), default))
+    return flags

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
-from grokslt.figures import style
+from grokslt.figures import inputs, style
 
 
 def load_traces(paths) -> tuple[np.ndarray, np.ndarray]:
@@ -22,9 +21,12 @@ def load_traces(paths) -> tuple[np.ndarray, np.ndarray]:
     return steps, np.concatenate(traces)
 
 
-def diagnostics(trace_files, table: pd.DataFrame, params: pd.DataFrame, checkpoints: int):
-    style.require_columns(table, ["step", "llc_init_loss"], "loss_data.csv")
-    style.require_columns(params, ["llc_nbeta"], "params.csv")
+def diagnostics(read, experiment: str, checkpoints: int):
+    """The run is the experiment's first, whose tables the workflow passes."""
+    [table] = read.loss_data.values()
+    params, trace_files = read.csv("params"), read.path("traces")
+    inputs.require_columns(table, ["step", "llc_init_loss"], "loss_data.csv")
+    inputs.require_columns(params, ["llc_nbeta"], "params.csv")
     steps, traces = load_traces(trace_files)
     nbeta = float(params["llc_nbeta"].iloc[0])
     chosen = np.unique(np.linspace(0, len(steps) - 1, min(checkpoints, len(steps))).round().astype(int))

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from grokslt.figures import style
+from grokslt.figures import inputs, style
 
 
 def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -19,8 +19,8 @@ def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
 
 
 def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlabel: str, line_label: str):
-    rows = style.experiment_rows(summary, experiment, "summary/runs.csv")
-    style.require_columns(rows, [x, line, "final_llc"], "summary/runs.csv")
+    rows = inputs.experiment_rows(summary, experiment, "summary/runs.csv")
+    inputs.require_columns(rows, [x, line, "final_llc"], "summary/runs.csv")
     fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.6))
     for colour, (value, group) in zip(style.PALETTE, sorted(rows.groupby(line)), strict=False):
         group = group.groupby(x, as_index=False)["final_llc"].mean().sort_values(x)
@@ -33,14 +33,14 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
             label += f" (R$^2$ = {r2:.3f})"
         ax.plot([], [], "o-", color=colour, markersize=3.5, linewidth=1, label=label)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(r"final LLC $\hat\lambda$")
+    ax.set_ylabel(r"final LLC $\hat\lambda$" + style.preset_note(rows))
     ax.legend(fontsize=6)
     return fig
 
 
-def fig1a(summary: pd.DataFrame, experiment: str):
-    return draw_scaling(summary, experiment, "p", "hidden", "modulus $p$", "K")
+def fig1a(read, experiment: str):
+    return draw_scaling(read.summary, experiment, "p", "hidden", "modulus $p$", "K")
 
 
-def fig1b(summary: pd.DataFrame, experiment: str):
-    return draw_scaling(summary, experiment, "hidden", "p", "hidden width $K$", "p")
+def fig1b(read, experiment: str):
+    return draw_scaling(read.summary, experiment, "hidden", "p", "hidden width $K$", "p")

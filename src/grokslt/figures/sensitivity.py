@@ -4,13 +4,13 @@ one line per SGLD step size: the log-linear relation of the paper."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
 
-from grokslt.figures import style
+from grokslt.figures import inputs, style
 
 
-def sensitivity(table: pd.DataFrame):
-    style.require_columns(table, ["step_size", "localization", "llc_mean", "llc_std"], "sensitivity.csv")
+def sensitivity(read):
+    table = read.csv("sensitivity")
+    inputs.require_columns(table, ["step_size", "localization", "llc_mean", "llc_std"], "sensitivity.csv")
     fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.6))
     for colour, (step_size, group) in zip(style.PALETTE, sorted(table.groupby("step_size")), strict=False):
         group = group.sort_values("localization")

@@ -4,14 +4,13 @@ weight decay, one column per batch size."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
 
-from grokslt.figures import style
+from grokslt.figures import inputs, style
 
 
-def fig9(summary: pd.DataFrame, experiment: str):
-    rows = style.experiment_rows(summary, experiment, "summary/runs.csv")
-    style.require_columns(rows, ["lr", "weight_decay", "batch_size", "gsm", "peak_llc"], "summary/runs.csv")
+def fig9(read, experiment: str):
+    rows = inputs.experiment_rows(read.summary, experiment, "summary/runs.csv")
+    inputs.require_columns(rows, ["lr", "weight_decay", "batch_size", "gsm", "peak_llc"], "summary/runs.csv")
     batches = sorted(rows["batch_size"].unique())
     fig, axes = plt.subplots(
         2, len(batches), figsize=(max(style.COLUMN_WIDTH, 2.0 * len(batches)), 3.6), sharex=True, squeeze=False
@@ -28,6 +27,6 @@ def fig9(summary: pd.DataFrame, experiment: str):
         for ax in axes[:, column]:
             ax.set_xscale("log")
     axes[0, 0].set_ylabel("grokking severity (GSM)")
-    axes[1, 0].set_ylabel(r"peak LLC $\hat\lambda$")
+    axes[1, 0].set_ylabel(r"peak LLC $\hat\lambda$" + style.preset_note(rows))
     axes[0, -1].legend(fontsize=6)
     return fig

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from grokslt.figures import style
+from grokslt.figures import inputs, style
 
 CURVES = [
     ("final_llc", "measured final LLC", "o-"),
@@ -32,12 +32,15 @@ def normalised_panel(ax, rows: pd.DataFrame, x: str, fixed: str, xlabel: str) ->
     ax.set_ylabel("relative to smallest size")
 
 
-def theory_vs_measurement(summary: pd.DataFrame, rank_checks: pd.DataFrame, experiments: list[str]):
+def theory_vs_measurement(read, experiments: list[str]):
+    summary, rank_checks = read.summary, read.csv("rank_checks")
     needed = ["p", "hidden", "final_llc", "final_keff_llc", "generic_llc", "lazy_lower", "lazy_upper"]
-    by_p = style.experiment_rows(summary, experiments[0], "summary/runs.csv")
-    by_K = style.experiment_rows(summary, experiments[-1], "summary/runs.csv")
-    style.require_columns(by_p, needed, "summary/runs.csv")
-    style.require_columns(rank_checks, ["generic_llc", "parameter_map_llc", "data_llc", "defective"], "rank_checks.csv")
+    by_p = inputs.experiment_rows(summary, experiments[0], "summary/runs.csv")
+    by_K = inputs.experiment_rows(summary, experiments[-1], "summary/runs.csv")
+    inputs.require_columns(by_p, needed, "summary/runs.csv")
+    inputs.require_columns(
+        rank_checks, ["generic_llc", "parameter_map_llc", "data_llc", "defective"], "rank_checks.csv"
+    )
     fig, (p_ax, K_ax, rank_ax) = plt.subplots(1, 3, figsize=(style.PAGE_WIDTH, 2.5))
     normalised_panel(p_ax, by_p, "p", "hidden", "modulus $p$")
     normalised_panel(K_ax, by_K, "hidden", "p", "hidden width $K$")

@@ -9,9 +9,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from grokslt.figures import style
+from grokslt.figures import inputs, style
 
-SWEPT = {"p": "p", "hidden": "K", "lr": "lr", "weight_decay": "wd", "batch_size": "batch", "seed": "seed"}
+SWEPT = {
+    "p": "p",
+    "hidden": "K",
+    "lr": "lr",
+    "weight_decay": "wd",
+    "batch_size": "batch",
+    "seed": "seed",
+    "task": "task",
+}
 COLUMNS = ["step", "train_loss", "val_loss", "train_acc", "val_acc", "llc", "llc_std", "trace_hutchinson"]
 
 
@@ -20,7 +28,7 @@ def seed_band(tables: dict[str, pd.DataFrame], runs: list[str], steps: np.ndarra
     stopped earlier contribute up to their last step)."""
     curves = []
     for run in runs:
-        table = style.loss_table(tables, run, ["step", "llc"])
+        table = inputs.loss_table(tables, run, ["step", "llc"])
         curve = np.interp(steps, table["step"], table["llc"], right=np.nan)
         curves.append(curve)
     stacked = np.vstack(curves)
@@ -28,9 +36,10 @@ def seed_band(tables: dict[str, pd.DataFrame], runs: list[str], steps: np.ndarra
         return np.nanpercentile(stacked, 10, axis=0), np.nanpercentile(stacked, 90, axis=0)
 
 
-def fig2(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str, band_experiment: str | None):
-    run = style.experiment_rows(summary, experiment, "summary/runs.csv").iloc[0]
-    table = style.loss_table(tables, run["run"], COLUMNS)
+def fig2(read, experiment: str, band_experiment: str | None):
+    summary, tables = read.summary, read.loss_data
+    run = inputs.experiment_rows(summary, experiment, "summary/runs.csv").iloc[0]
+    table = inputs.loss_table(tables, run["run"], COLUMNS)
     fig, (loss_ax, acc_ax, llc_ax) = plt.subplots(3, 1, figsize=(style.COLUMN_WIDTH, 5.0), sharex=True)
     loss_ax.plot(table["step"], table["train_loss"], color=style.TRAIN, label="train")
     loss_ax.plot(table["step"], table["val_loss"], color=style.VALIDATION, label="validation")
@@ -42,7 +51,7 @@ def fig2(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str
     acc_ax.set_ylabel("accuracy")
     acc_ax.set_ylim(-0.03, 1.03)
     if band_experiment:
-        band_runs = list(style.experiment_rows(summary, band_experiment, "summary/runs.csv")["run"])
+        band_runs = list(inputs.experiment_rows(summary, band_experiment, "summary/runs.csv")["run"])
         low, high = seed_band(tables, band_runs, table["step"].to_numpy())
         llc_ax.fill_between(table["step"], low, high, color="0.85", label=f"{band_experiment}: 10-90%")
     llc_ax.fill_between(
@@ -54,7 +63,7 @@ def fig2(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str
         linewidth=0,
     )
     llc_ax.plot(table["step"], table["llc"], color=style.LLC, label=r"LLC $\pm$ chain sd")
-    llc_ax.set_ylabel(r"LLC $\hat\lambda$")
+    llc_ax.set_ylabel(r"LLC $\hat\lambda$" + style.preset_note(summary[summary["run"] == run["run"]]))
     llc_ax.set_xlabel("training step")
     trace_ax = llc_ax.twinx()
     trace_ax.plot(table["step"], table["trace_hutchinson"], color=style.TRACE, linestyle="--", label="Tr(H)")
@@ -69,9 +78,10 @@ def fig2(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str
     return fig
 
 
-def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], experiment: str):
+def small_multiples(read, experiment: str):
     """One panel per run: LLC (left axis) and train/validation accuracy (right axis)."""
-    rows = style.experiment_rows(summary, experiment, "summary/runs.csv", diverged=True)
+    summary, tables = read.summary, read.loss_data
+    rows = inputs.experiment_rows(summary, experiment, "summary/runs.csv", diverged=True)
     swept = [c for c in SWEPT if c in rows and rows[c].nunique() > 1] or ["seed"]
     rows = rows.sort_values(swept)
     count = len(rows)
@@ -79,13 +89,15 @@ def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], expe
     nrows = math.ceil(count / columns)
     fig, axes = plt.subplots(nrows, columns, figsize=(style.PAGE_WIDTH, 1.7 * nrows + 0.3), squeeze=False)
     for ax, (_, row) in zip(axes.flat, rows.iterrows(), strict=False):
-        ax.set_title("  ".join(f"{SWEPT[c]}={row[c]:g}" for c in swept), fontsize=6)
+        ax.set_title(
+            "  ".join(f"{SWEPT[c]}={row[c]:g}" if c != "task" else f"task={row[c]}" for c in swept), fontsize=6
+        )
         if row["status"] == "diverged":
             ax.text(0.5, 0.5, f"training diverged\nat step {row['final_step']}", transform=ax.transAxes, ha="center")
             if row["run"] not in tables or tables[row["run"]].empty:
                 ax.set_axis_off()
                 continue
-        table = style.loss_table(tables, row["run"], COLUMNS)
+        table = inputs.loss_table(tables, row["run"], COLUMNS)
         ax.plot(table["step"], table["llc"], color=style.LLC)
         ax.set_ylabel("LLC", fontsize=6)
         acc = ax.twinx()
@@ -100,8 +112,8 @@ def small_multiples(summary: pd.DataFrame, tables: dict[str, pd.DataFrame], expe
         ax.set_visible(False)
     fig.supxlabel("training step", fontsize=7)
     fig.suptitle(
-        f"{experiment}: LLC (green, left) with train (blue) and validation (orange) accuracy (right)"
-        "; dotted: memorised, val 50%, val 95%",
+        f"{experiment}: LLC{style.preset_note(rows)} (green, left) with train (blue) and validation (orange) "
+        "accuracy (right); dotted: memorised, val 50%, val 95%, saturated",
         fontsize=7,
     )
     return fig

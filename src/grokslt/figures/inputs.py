@@ -1,0 +1,78 @@
+"""What figures read: their input tables, checked before anything is drawn."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from grokslt.errors import BadInput
+from grokslt.figures import READS
+
+
+class Tables:
+    """A figure's inputs, read when first used; a missing or empty one is an error naming its flag."""
+
+    def __init__(self, args):
+        self.args = args
+
+    def path(self, kind: str):
+        value = getattr(self.args, kind)
+        flag = READS[kind][0]
+        if not value:
+            raise BadInput(f"{flag}: the figure needs {READS[kind][2]}")
+        for path in value if isinstance(value, list) else [value]:
+            if not Path(path).exists():
+                raise BadInput(f"{flag} {path}: input file is missing")
+        return value
+
+    def csv(self, kind: str) -> pd.DataFrame:
+        return pd.read_csv(self.path(kind))
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.csv("summary")
+
+    @property
+    def loss_data(self) -> dict[str, pd.DataFrame]:
+        return read_loss_tables(self.path("loss_data"))
+
+
+def require_columns(table: pd.DataFrame, columns: Iterable[str], source: str) -> None:
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise ValueError(f"{source}: missing columns {missing}")
+    empty = [c for c in columns if table[c].isna().all()]
+    if empty:
+        raise ValueError(f"{source}: columns {empty} hold no values")
+
+
+def experiment_rows(summary: pd.DataFrame, experiment: str, source: str, diverged: bool = False) -> pd.DataFrame:
+    """The summary rows of an experiment's runs; those whose training diverged only if asked."""
+    require_columns(summary, ["run", "experiments", "status"], source)
+    member = summary["experiments"].fillna("").str.split(";").apply(lambda names: experiment in names)
+    rows = summary[member if diverged else member & (summary["status"] != "diverged")]
+    if rows.empty:
+        raise ValueError(f"{source}: no runs of experiment {experiment!r} (that did not diverge)")
+    return rows
+
+
+def read_loss_tables(paths: Iterable[str | Path]) -> dict[str, pd.DataFrame]:
+    """{run id: loss_data.csv} keyed by the run directory's name, without the evaluation at which a
+    run's training diverged."""
+    tables = {}
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            raise ValueError(f"{path}: missing loss table of run {path.parent.name}")
+        table = pd.read_csv(path)
+        tables[path.parent.name] = table[~table["diverged"]]
+    return tables
+
+
+def loss_table(tables: dict[str, pd.DataFrame], run: str, columns: Iterable[str]) -> pd.DataFrame:
+    if run not in tables:
+        raise ValueError(f"loss tables: run {run!r} is missing (have {sorted(tables)[:5]}...)")
+    require_columns(tables[run], columns, f"runs/{run}/loss_data.csv")
+    return tables[run]
