@@ -8,6 +8,9 @@ Four ways to estimate the LLC at the `paper_code` preset for 10 checkpoints of a
 Prints wall time per estimate, the estimates side by side, the ratios and the fraction of this
 core's measured matmul peak that the native sampler reaches.
 
+`--samplers` adds a row per sampler of `grokslt.samplers` (time per estimate against SGLD, same settings
+otherwise; MALA evaluates the full training set at every step).
+
 `--late-run DIR` (a long baseline: `grokslt train --no-early-stop --max-steps 40000 --out DIR`) adds the
 subnormal-float rows: the native estimate at an early and at a late checkpoint, with subnormals
 flushed to zero (grokslt's default) and with IEEE subnormals.
@@ -83,6 +86,23 @@ def matmul_peak_gflops(size: int = 1024, reps: int = 5) -> float:
     return 2 * size**3 * reps / (time.perf_counter() - start) / 1e9
 
 
+def sampler_rows(run, chosen: list[int], settings) -> None:
+    """Wall time per estimate of each sampler on the same checkpoints, against SGLD's."""
+    from grokslt.samplers import SAMPLERS
+
+    use_kernels(True)
+    walls = {}
+    for name in SAMPLERS:
+        sampler = settings.replace(sampler=name, init_loss=None)
+        results = estimate_checkpoints(
+            run.data, [(step, run.load(step)) for step in chosen], sampler, run.config.batch_size, 0, "native"
+        )
+        walls[name] = np.mean([wall for _, wall in results])
+        mean = np.mean([result.llc_mean for result, _ in results])
+        ratio = walls[name] / walls["sgld"]
+        print(f"  {name:13s} {walls[name]:6.2f} s per estimate ({ratio:5.2f}x SGLD), mean LLC {mean:.1f}")
+
+
 def late_checkpoint_rows(run_dir: str, settings) -> None:
     """Native estimates at the first checkpoint and the last (past step 25,000), in both subnormal modes."""
     run = load_run(run_dir)
@@ -110,6 +130,7 @@ def main() -> None:
     parser.add_argument("--checkpoints", type=int, default=10)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--late-run", help="a long baseline run: adds early/late checkpoint rows per subnormal mode")
+    parser.add_argument("--samplers", action="store_true", help="add a row per sampler (time against SGLD)")
     args = parser.parse_args()
     runtime.configure(args.threads)
     run = load_run(args.run)
@@ -163,6 +184,11 @@ def main() -> None:
     print(
         f"native GEMM throughput {achieved:.1f} GFLOP/s = {achieved / peak:.0%} of the measured matmul peak {peak:.1f}"
     )
+    if args.samplers:
+        print(
+            f"\nper sampler, {len(chosen[:3])} checkpoints, {settings.num_chains} chains x {settings.num_draws} draws:"
+        )
+        sampler_rows(run, chosen[:3], settings)
     if args.late_run:
         use_kernels(True)
         late_checkpoint_rows(args.late_run, settings)

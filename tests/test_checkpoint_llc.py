@@ -78,3 +78,20 @@ def test_native_sgnht_agrees_with_devinterps_within_monte_carlo_error(small_run)
     native, reference = pooled["native"], pooled["devinterp"]
     stderr = np.sqrt(native.var(ddof=1) / len(native) + reference.var(ddof=1) / len(reference))
     assert abs(native.mean() - reference.mean()) < 4 * stderr, (native.mean(), reference.mean(), stderr)
+
+
+def test_init_loss_is_the_mean_of_distinct_batches_with_the_fused_loss(small_run):
+    """The fused loss returns one reused buffer: L_init must still average three different batches."""
+    from grokslt.llc import initial_losses
+
+    data, checkpoints = small_run
+    loss_fn = QuadraticNetLoss.training_set(data)
+    centers = {k: v.expand((3,) + v.shape).contiguous() for k, v in checkpoints[1500].items()}
+    settings = sampler_settings("paper_code")
+    mean, stderr = initial_losses(loss_fn, centers, data.n_train, settings, 16, torch.Generator().manual_seed(5))
+    generator = torch.Generator().manual_seed(5)
+    permutation = torch.randperm(data.n_train, generator=generator)
+    separate = [loss_fn(centers, permutation[i * 16 : (i + 1) * 16].expand(3, -1))[0][0].item() for i in range(3)]
+    assert mean[0].item() == pytest.approx(np.mean(separate), rel=1e-6)
+    assert stderr[0].item() == pytest.approx(np.std(separate, ddof=1) / np.sqrt(3), rel=1e-4)
+    assert len(set(separate)) == 3

@@ -27,6 +27,10 @@ def loss_table(steps: np.ndarray, peak: float) -> pd.DataFrame:
             "trace_hutchinson": 2 * llc,
             "llc_init_loss": 0.01,
             "diverged": False,
+            "converged": steps > steps.mean(),
+            "r_hat": 1.0 + 0.1 * np.exp(-steps / 200),
+            "ess_bulk": 50 + steps,
+            "ess_tail": 40 + steps,
         }
     )
 
@@ -48,7 +52,7 @@ def tables(tmp_path_factory):
             table = table.iloc[:1].assign(train_loss=1e20, llc=np.nan, trace_hutchinson=np.nan, diverged=True)
         (root / run).mkdir()
         table.to_csv(root / run / "loss_data.csv", index=False)
-        pd.DataFrame({"llc_nbeta": [9.2]}).to_csv(root / run / "params.csv", index=False)
+        pd.DataFrame({"llc_nbeta": [9.2], "llc_num_chains": [3]}).to_csv(root / run / "params.csv", index=False)
         rows.append(
             {
                 "run": run,

@@ -238,3 +238,44 @@ def test_bias_reduced_estimate_of_a_two_factor_crossing(float64):
     assert max(fit.estimates) < 0.4  # 0.32 .. 0.38
     assert fit.slope < 0
     assert fit.intercept == pytest.approx(0.5, abs=0.04)  # 0.492 +- 0.010
+
+
+def test_diagnostics_are_arvizs_on_the_saved_traces(tmp_path):
+    """The LLC table's R-hat, ESS and MCSE equal ArviZ called directly on the saved traces of
+    nbeta (L - L_init); the MCSE adds nbeta times L_init's standard error in quadrature."""
+    from arviz_stats.base import array_stats
+
+    from grokslt.cli import main
+    from grokslt.train import TrainConfig, train
+
+    train(TrainConfig(p=7, hidden=8, lr=1e-2, batch_size=16, eval_every=50, max_steps=100), tmp_path / "run")
+    main(["llc", "--run", str(tmp_path / "run"), "--num-draws", "200", "--out", str(tmp_path / "llc.csv"),
+          "--traces", str(tmp_path / "llc.npz")])  # fmt: skip
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "llc.csv")
+    traces = np.load(tmp_path / "llc.npz")["loss_trace"].astype(np.float64)
+    for row, trace in zip(table.itertuples(), traces, strict=True):
+        excess = row.nbeta * (trace - row.init_loss)
+        assert row.r_hat == pytest.approx(array_stats.rhat(excess, method="rank"), rel=1e-9)
+        assert row.ess_bulk == pytest.approx(array_stats.ess(excess, method="bulk"), rel=1e-9)
+        assert row.ess_tail == pytest.approx(array_stats.ess(excess, method="tail", prob=(0.05, 0.95)), rel=1e-9)
+        chains = array_stats.mcse(excess, method="mean")
+        assert row.mcse == pytest.approx(np.hypot(chains, row.nbeta * row.init_loss_stderr), rel=1e-9)
+        assert row.init_loss_stderr > 0 and row.mcse > chains
+    assert table["converged"].dtype == bool
+
+
+def test_converged_needs_every_threshold():
+    from grokslt.diagnostics import diagnose
+
+    rng = np.random.default_rng(0)
+    stationary = rng.normal(5.0, 1.0, size=(4, 1000))
+    assert diagnose(stationary, 0.0, 10.0, 5.0, 0.0, 0).converged
+    assert not diagnose(stationary, 0.0, 10.0, 5.0, 0.0, 1).converged  # a diverged chain
+    assert not diagnose(stationary, 0.0, 10.0, 5.0, 1.0, 0).converged  # drift of 20% of the estimate, 60 MCSE
+    shifted = stationary + np.arange(4)[:, None]  # chains that disagree
+    assert diagnose(shifted, 0.0, 10.0, 6.5, 0.0, 0).r_hat > 1.1
+    assert not diagnose(shifted, 0.0, 10.0, 6.5, 0.0, 0).converged
+    walk = rng.normal(size=(4, 1000)).cumsum(axis=1) * 0.01 + 5  # strongly autocorrelated
+    assert not diagnose(walk, 0.0, 10.0, 5.0, 0.0, 0).converged

@@ -44,13 +44,18 @@ def expected_counts(config: dict) -> dict[str, int]:
     checked = check_config(config)
     runs, _ = expand_experiments(checked)
     datasets = {dataset_id(c) for c in runs.values()}
+    _, membership = expand_experiments(checked)
+    certified = {run for name in checked["certified"]["experiments"] for run in membership[name]}
     per_run = {"train": len(runs), "checkpoint_theory": len(runs), "run_tables": len(runs)}
+    per_run |= {"certify": len(certified)} if certified else {}
     return {
         "dataset": len(datasets),
         "theory_tables": 1,
         **per_run,
         "sensitivity": 1,
+        "calibrate": 1,
         "summary": 1,
+        "claims": 1,
         "figure": len(instances(checked["figures"])),
         "all": 1,
     }

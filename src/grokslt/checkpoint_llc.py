@@ -173,6 +173,8 @@ def write_llc_table(
     device: str = "cpu",
     stack: int = 1,
     traces: str | None = None,
+    label: str | None = None,
+    every: int | None = None,
 ) -> list[dict]:
     """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
     (and optionally the loss traces). Every input is checked before the first estimate."""
@@ -189,9 +191,10 @@ def write_llc_table(
     if stack < 1:
         raise BadInput(f"stack = {stack}: expected a positive integer")
     run = load_run(run_dir)
-    selected = select_run_steps(run, steps, chunk)
+    selected = select_run_steps(run, steps, chunk, every)
     batch_size = run.config.batch_size
-    fixed = settings_columns(settings, preset if isinstance(preset, str) else "custom", backend, batch_size, seed)
+    label = label or (preset if isinstance(preset, str) else "custom")
+    fixed = settings_columns(settings, label, backend, batch_size, seed)
     checkpoints = [(step, run.load(step)) for step in selected]
     bar = _progress(len(selected))
     estimates = estimate_checkpoints(
@@ -231,6 +234,7 @@ def write_sensitivity_table(
     backend="native",
     seed: int = 0,
     overrides: dict | None = None,
+    label: str | None = None,
 ) -> list[dict]:
     """Appendix B.2: the LLC at one checkpoint over a grid of SGLD step size x localization; the
     other sampler settings are the preset's with `overrides`."""
@@ -248,7 +252,7 @@ def write_sensitivity_table(
         [(result, _)] = estimate_checkpoints(
             run.data, [(chosen, params)], settings, run.config.batch_size, seed, backend
         )
-        fixed = settings_columns(settings, preset, backend, run.config.batch_size, seed)
+        fixed = settings_columns(settings, label or str(preset), backend, run.config.batch_size, seed)
         rows.append({"step": chosen, **result.summary(), **fixed})
     write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(grid[0]), *fixed])])
     return rows

@@ -41,7 +41,8 @@ def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
     from grokslt.llc import PRESETS
     from grokslt.samplers import SamplerSettings
 
-    parser.add_argument("--preset", default="paper_code", help=" | ".join(PRESETS))
+    parser.add_argument("--preset", default="paper_code", help=" | ".join([*PRESETS, "calibrated"]))
+    parser.add_argument("--calibration", help="calibration.json of `grokslt calibrate` (for --preset calibrated)")
     parser.add_argument("--backend", default="native", help=" | ".join(BACKENDS))
     parser.add_argument("--seed", type=int, default=0, help="chains at step s are seeded by (seed, s)")
     settings.add_arguments(parser.add_argument_group("overrides of the preset"), SamplerSettings, defaults=False)
@@ -51,6 +52,19 @@ def sampler_overrides(args: argparse.Namespace) -> dict:
     from grokslt.samplers import SamplerSettings
 
     return settings.overrides_from_arguments(SamplerSettings, args)
+
+
+def sampler_preset(args: argparse.Namespace):
+    """The preset's name, or for `calibrated` the settings its calibration chose."""
+    if args.preset != "calibrated":
+        if args.calibration:
+            raise ValueError(f"--calibration {args.calibration}: only with --preset calibrated")
+        return args.preset
+    from grokslt.calibration import calibrated_settings
+
+    if not args.calibration:
+        raise ValueError("--preset calibrated: give the calibration's result with --calibration FILE")
+    return calibrated_settings(args.calibration)
 
 
 @command("train", "train one network, writing checkpoints and train_log.csv")
@@ -88,7 +102,7 @@ def run_llc(args: argparse.Namespace) -> None:
     write_llc_table(
         run_dir=args.run,
         out=args.out,
-        preset=args.preset,
+        preset=sampler_preset(args),
         overrides=sampler_overrides(args),
         backend=args.backend,
         steps=args.steps,
@@ -97,6 +111,8 @@ def run_llc(args: argparse.Namespace) -> None:
         device=args.device,
         stack=args.stack,
         traces=args.traces,
+        label=args.preset,
+        every=args.every,
     )
 
 
@@ -159,11 +175,29 @@ def run_sensitivity(args: argparse.Namespace) -> None:
         args.step,
         parse_floats(args.step_sizes),
         parse_floats(args.localizations),
-        args.preset,
+        sampler_preset(args),
         args.backend,
         args.seed,
         sampler_overrides(args),
+        args.preset,
     )
+
+
+@command("calibrate", "estimate a grid of sampler settings at one checkpoint and choose by the documented rule")
+def run_calibrate(args: argparse.Namespace) -> None:
+    from grokslt.calibration import calibrate
+    from grokslt.llc import sampler_settings
+
+    base = sampler_settings(sampler_preset(args), **sampler_overrides(args))
+    report = calibrate(
+        args.run, args.out, args.step, base, parse_floats(args.step_sizes), parse_floats(args.nbetas),
+        parse_floats(args.localizations), args.seed, args.backend, args.preset, args.report_only,
+    )  # fmt: skip
+    chosen = report["chosen"]
+    if chosen is None:  # only with --report-only: nothing qualified, and nothing depends on a choice
+        print(f"grokslt calibrate: warning: {report['verdict']}", file=sys.stderr)
+        return
+    print(f"chosen: step {chosen['step_size']:g}, nbeta {chosen['nbeta']:g}, gamma {chosen['localization']:g}")
 
 
 @command("tables", "join a run's log, LLC, Hessian and theory tables into params.csv and loss_data.csv")
@@ -188,6 +222,15 @@ def run_summary(args: argparse.Namespace) -> None:
         if unknown:
             raise ValueError(f"--experiment {name}: runs {unknown} are not among --runs")
     write_summary(runs, membership, args.out)
+
+
+@command("claims", "test each of the paper's claims, per sampler preset, into claims.csv")
+def run_claims(args: argparse.Namespace) -> None:
+    from grokslt.claims import write_claims
+
+    rows = write_claims(args.summary, args.loss_data, args.certified, args.sensitivity, args.out)
+    for row in rows:
+        print(f"{row['claim']:34s} {row['preset']:18s} {row['verdict']:12s} {row['statistic']}: {row['value']:.4g}")
 
 
 @command("figure", "draw one figure from tables, as PDF and PNG")
@@ -236,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     llc.add_argument("--device", default="cpu")
     llc.add_argument("--stack", type=int, default=1, help="checkpoints per batched computation (GPU)")
     llc.add_argument("--traces", help="also save the loss traces [checkpoints, chains, draws] (.npz)")
+    llc.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
     hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])
     add_selection_arguments(hessian)
     hessian.add_argument("--preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))
@@ -261,6 +305,15 @@ def build_parser() -> argparse.ArgumentParser:
     sensitivity.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
     sensitivity.add_argument("--out", required=True)
     add_llc_arguments(sensitivity)
+    calibrate = sub.add_parser("calibrate", help=COMMANDS["calibrate"][1])
+    calibrate.add_argument("--run", required=True)
+    calibrate.add_argument("--step", default="final", help="checkpoint step, or final")
+    calibrate.add_argument("--step-sizes", required=True, help="comma-separated step sizes")
+    calibrate.add_argument("--nbetas", required=True, help="comma-separated nbeta")
+    calibrate.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
+    calibrate.add_argument("--out", required=True, help="directory for calibration.csv and calibration.json")
+    calibrate.add_argument("--report-only", action="store_true", help="exit 0 when nothing qualifies (no choice made)")
+    add_llc_arguments(calibrate)
     tables = sub.add_parser("tables", help=COMMANDS["tables"][1])
     tables.add_argument("--id", required=True, help="run id")
     tables.add_argument("--run", required=True)
@@ -273,6 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
     summary.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")
     summary.add_argument("--out", required=True)
+    claims = sub.add_parser("claims", help=COMMANDS["claims"][1])
+    claims.add_argument("--summary", required=True, help="summary/runs.csv")
+    claims.add_argument("--loss-data", nargs="+", required=True, help="runs/*/loss_data.csv")
+    claims.add_argument("--certified", nargs="*", default=[], help="runs/*/certified.csv (the certified preset)")
+    claims.add_argument("--sensitivity", help="sensitivity/sensitivity.csv (appendix B.2)")
+    claims.add_argument("--out", required=True)
     add_figure_arguments(sub.add_parser("figure", help=COMMANDS["figure"][1]))
     for subparser in sub.choices.values():
         add_process_arguments(subparser)

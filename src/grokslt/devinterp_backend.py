@@ -113,4 +113,18 @@ def devinterp_estimate(
     trace = np.asarray(result["loss/trace"], dtype=np.float64)
     llc_per_chain = np.array([result[f"llc-chain/{i}"] for i in range(settings.num_chains)])
     init = float(np.mean(trace.mean(axis=1) - llc_per_chain / nbeta))  # recover devinterp's L_init
-    return chain_statistics(trace, init, nbeta, noise="devinterp")
+    stderr = (
+        0.0 if init_loss is not None else init_loss_stderr(model, loader, evaluate, settings.num_chains, seed, device)
+    )
+    return chain_statistics(trace, init, nbeta, noise="devinterp", init_loss_stderr=stderr)
+
+
+@torch.no_grad()
+def init_loss_stderr(model, loader, evaluate, count: int, seed: int, device) -> float:
+    """The standard error of devinterp's L_init, the mean loss of `count` minibatches at w*: the spread
+    of `count` other minibatch losses there over sqrt(count) (devinterp does not return its own)."""
+    torch.manual_seed(seed + 1)
+    batches = iter(loader)
+    count = min(count, len(loader))
+    losses = [evaluate(model, [t.to(device) for t in next(batches)])[0].item() for _ in range(count)]
+    return float(np.std(losses, ddof=1) / np.sqrt(len(losses))) if len(losses) > 1 else float("nan")

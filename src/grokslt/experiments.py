@@ -116,7 +116,13 @@ def check_references(config: dict, membership: dict[str, list[str]]) -> None:
     must exist and hold runs."""
     from grokslt.figures import FIGURES
 
-    wanted = {"sampler_sensitivity.experiment": (config["sampler_sensitivity"]["experiment"], "")}
+    wanted = {
+        "sampler_sensitivity.experiment": (config["sampler_sensitivity"]["experiment"], ""),
+        "calibration.experiment": (config["calibration"]["experiment"], ""),
+    }
+    wanted.update(
+        {f"certified.experiments[{i}]": (name, "") for i, name in enumerate(config["certified"]["experiments"])}
+    )
     for name, figure in FIGURES.items():
         section = config["figures"].get(name, {})
         if section is False:
@@ -142,12 +148,15 @@ LLC_JOB_KEYS = ("chunk_size", "stack")
 def experiment_llc(config: dict, experiment: str) -> dict:
     """The sampler keys of an experiment's LLC jobs: the global `llc:`, updated by its own `llc:`, checked."""
     from grokslt.llc import sampler_settings
+    from grokslt.samplers import SamplerSettings
 
     block = {**config["llc"], **(config["experiments"][experiment] or {}).get("llc", {})}
     block = {key: value for key, value in block.items() if key not in LLC_JOB_KEYS}
     overrides = {key: value for key, value in block.items() if key not in ("preset", "backend", "seed")}
     try:
-        settings = sampler_settings(block["preset"], **overrides)
+        # a calibrated preset is known only once the calibration has run: check the overrides alone
+        base = SamplerSettings() if block["preset"] == "calibrated" else block["preset"]
+        settings = sampler_settings(base, **overrides)
         if block["backend"] == "devinterp":
             from grokslt.devinterp_backend import check_supported
 

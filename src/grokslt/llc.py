@@ -20,6 +20,8 @@ import torch
 
 from grokslt import cpu_kernels
 from grokslt.cpu_kernels import NormalStream
+from grokslt.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
+from grokslt.diagnostics import Diagnostics, diagnose
 from grokslt.errors import BadInput, ComputationFailed
 from grokslt.samplers import SAMPLERS, Chains, SamplerSettings
 from grokslt.settings import check_fields
@@ -79,6 +81,8 @@ class LLCResult:
     diverged: np.ndarray  # [C] bool
     loss_slope: np.ndarray  # [C], least-squares slope of the loss per draw over the second half
     noise: str = "torch"  # where the Gaussian noise came from: "torch", "xoshiro128++" or "devinterp"
+    init_loss_stderr: float = 0.0
+    diagnostics: Diagnostics | None = None
     sampler_statistics: dict = dataclasses.field(default_factory=dict)  # per-chain arrays, e.g. accept_rate
 
     @property
@@ -100,6 +104,8 @@ class LLCResult:
             "loss_slope": float(np.nanmean(self.loss_slope)),
             "llc_drift": self.llc_drift,
             "noise": self.noise,
+            "init_loss_stderr": self.init_loss_stderr,
+            **self.diagnostics.columns(),
             **{name: float(np.mean(values)) for name, values in self.sampler_statistics.items()},
         }
 
@@ -108,24 +114,20 @@ def result_columns(settings: SamplerSettings) -> list[str]:
     """The columns of `LLCResult.summary` for estimates at these settings."""
     chains = [f"llc_chain_{i}" for i in range(settings.num_chains)]
     own = list(SAMPLERS[settings.sampler].statistics_names)
-    return [
-        "llc_mean",
-        "llc_std",
-        *chains,
-        "init_loss",
-        "nbeta",
-        "n_diverged",
-        "loss_slope",
-        "llc_drift",
-        "noise",
-        *own,
-    ]
+    stats = ["init_loss", "nbeta", "n_diverged", "loss_slope", "llc_drift", "noise", "init_loss_stderr"]
+    return ["llc_mean", "llc_std", *chains, *stats, *DIAGNOSTIC_COLUMNS, *own]
 
 
 def chain_statistics(
-    trace: np.ndarray, init_loss: float, nbeta: float, max_loss: float = 1e8, noise: str = "torch"
+    trace: np.ndarray,
+    init_loss: float,
+    nbeta: float,
+    max_loss: float = 1e8,
+    noise: str = "torch",
+    init_loss_stderr: float = 0.0,
 ) -> LLCResult:
-    """Per-chain estimates and diagnostics from a loss trace [C, draws]; diverged chains excluded."""
+    """Per-chain estimates and diagnostics from a loss trace [C, draws]; diverged chains excluded.
+    `init_loss_stderr`: the standard error of L_init (0 where it is L_n itself)."""
     trace = np.asarray(trace, dtype=np.float64)
     diverged = ~np.isfinite(trace).all(axis=1) | (np.abs(trace) > max_loss).any(axis=1)
     if diverged.all():
@@ -142,7 +144,7 @@ def chain_statistics(
     per_chain = nbeta * (trace.mean(axis=1) - init_loss)
     per_chain[diverged] = np.nan
     kept = per_chain[~diverged]
-    return LLCResult(
+    result = LLCResult(
         llc_mean=float(kept.mean()),
         llc_std=float(kept.std(ddof=1)) if len(kept) > 1 else float("nan"),
         llc_per_chain=per_chain,
@@ -152,7 +154,13 @@ def chain_statistics(
         diverged=diverged,
         loss_slope=_second_half_slopes(trace),
         noise=noise,
+        init_loss_stderr=float(init_loss_stderr),
     )
+    excess = nbeta * (trace[~diverged] - init_loss)
+    result.diagnostics = diagnose(
+        excess, init_loss_stderr, nbeta, result.llc_mean, result.llc_drift, int(diverged.sum())
+    )
+    return result
 
 
 def _second_half_slopes(trace: np.ndarray) -> np.ndarray:
@@ -203,18 +211,22 @@ def epoch_batches(
 
 def initial_losses(
     loss_fn: LossFn, centers: Params, n: int, settings: SamplerSettings, batch_size: int, generator
-) -> torch.Tensor:
-    """L_init per row of `centers`: the mean loss of the first `num_chains` minibatches of one shuffled
-    epoch, the last possibly short (devinterp 1.3.2's `get_init_loss_multi_batch`), or L_n."""
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(L_init, its standard error) per row of `centers`: the mean loss of the first `num_chains`
+    minibatches of one shuffled epoch, the last possibly short (devinterp 1.3.2's
+    `get_init_loss_multi_batch`), with the spread of those losses over sqrt(count); or L_n, exact."""
     rows = next(iter(centers.values())).shape[0]
     if settings.init_loss_mode == "full":
         idx = torch.arange(n, device=generator.device).expand(rows, n)
-        return _value(loss_fn(centers, idx))
+        loss = _value(loss_fn(centers, idx)).clone()
+        return loss, torch.zeros_like(loss)
     permutation = torch.randperm(n, generator=generator, device=generator.device)
     count = min(settings.num_chains, math.ceil(n / batch_size))
     batches = [permutation[i * batch_size : (i + 1) * batch_size] for i in range(count)]
-    losses = [_value(loss_fn(centers, batch.expand(rows, -1))) for batch in batches]
-    return torch.stack(losses).mean(dim=0)
+    # each loss copied at once: the fused loss function returns one reused buffer
+    losses = torch.stack([_value(loss_fn(centers, batch.expand(rows, -1))).clone() for batch in batches])
+    stderr = losses.double().std(dim=0) / math.sqrt(count) if count > 1 else torch.full((rows,), float("nan"))
+    return losses.mean(dim=0), stderr
 
 
 def _value(out) -> torch.Tensor:
@@ -296,10 +308,12 @@ def estimate_llc_stacked(
         for name in params_list[0]
     }
     init_losses = list(init_losses or [None] * len(params_list))
+    init_stderrs = [0.0] * len(params_list)  # a given L_init is taken as exact
     for i, generator in enumerate(generators):
         if init_losses[i] is None:
             rows = {k: v[i * chains : (i + 1) * chains] for k, v in centers.items()}
-            init_losses[i] = initial_losses(loss_fn, rows, n, settings, batch_size, generator)[0].item()
+            loss, stderr = initial_losses(loss_fn, rows, n, settings, batch_size, generator)
+            init_losses[i], init_stderrs[i] = loss[0].item(), stderr[0].item()
     noise = [NormalStream(seed) for seed in seeds] if cpu_kernels.applicable(*centers.values()) else None
     trace, statistics = run_chains(loss_fn, centers, n, settings, batch_size, generators, noise)
     trace = trace.cpu().numpy()
@@ -308,7 +322,7 @@ def estimate_llc_stacked(
     results = []
     for i in range(len(params_list)):
         rows = slice(i * chains, (i + 1) * chains)
-        result = chain_statistics(trace[rows], init_losses[i], nbeta, noise=source)
+        result = chain_statistics(trace[rows], init_losses[i], nbeta, noise=source, init_loss_stderr=init_stderrs[i])
         result.sampler_statistics = {name: values[rows] for name, values in statistics.items()}
         results.append(result)
     return results

@@ -63,8 +63,35 @@ def load_run(path: str | Path) -> Run:
     return Run(path, config, data, checkpoints, outcome)
 
 
-def select_run_steps(run: Run, steps: str | None, chunk: str | None) -> list[int]:
-    """The checkpoints one job works on (`select_steps`); a step at which the run diverged is refused."""
+def thinned_steps(run: Run, every: int) -> list[int]:
+    """Every `every`-th checkpoint, the last, and the checkpoints at and beside the run's transitions
+    (memorisation, val 50% and 95%, saturation): dense where the LLC moves, sparse elsewhere."""
+    import pandas as pd
+
+    from grokslt.metrics import transition_steps
+
+    if every < 1:
+        raise BadInput(f"--every {every}: expected a positive integer")
+    available = list(run.checkpoints)
+    if not available:
+        return []
+    log = pd.read_csv(run.path / "train_log.csv")
+    log = log[log["step"].isin(available)]
+    chosen = set(available[::every]) | {available[-1]}
+    for step in transition_steps(log["step"], log["train_acc"], log["val_acc"]).values():
+        if step is not None:
+            i = available.index(step)
+            chosen |= set(available[max(0, i - 1) : i + 2])
+    return sorted(chosen)
+
+
+def select_run_steps(run: Run, steps: str | None, chunk: str | None, every: int | None = None) -> list[int]:
+    """The checkpoints one job works on (`select_steps`, or `thinned_steps` with `every`); a step at
+    which the run diverged is refused."""
+    if every is not None:
+        if steps is not None or chunk is not None:
+            raise BadInput("--every: give it without --steps and --chunk")
+        return thinned_steps(run, every)
     wanted = parse_steps(steps)
     if wanted is not None and run.diverged_step in wanted:
         raise BadInput(f"--steps {run.diverged_step}: training diverged there ({run.outcome['reason']}); no checkpoint")

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from grokslt.data import PAPER_TASK
+from grokslt.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
 from grokslt.io import write_csv
 from grokslt.metrics import grokking_severity, transition_steps
 from grokslt.theory import closed_form_row
@@ -55,9 +56,17 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> 
     """One row per checkpoint: the training log joined with the LLC, Hessian-trace and theory columns."""
     log = pd.read_csv(Path(run_dir) / "train_log.csv")
     chain_columns = [c for c in llc.columns if c.startswith("llc_chain_")]
-    llc = llc[["step", "llc_mean", "llc_std", *chain_columns, "init_loss", "llc_drift", "n_diverged"]].rename(
-        columns={"llc_mean": "llc", "init_loss": "llc_init_loss"}
-    )
+    wanted = [
+        "step",
+        "llc_mean",
+        "llc_std",
+        *chain_columns,
+        "init_loss",
+        "llc_drift",
+        "n_diverged",
+        *DIAGNOSTIC_COLUMNS,
+    ]
+    llc = llc[wanted].rename(columns={"llc_mean": "llc", "init_loss": "llc_init_loss"})
     hessian = hessian[["step", "trace_hutchinson", "trace_stderr", "trace_exact"]]
     theory = pd.read_csv(theory_csv)[["step", "K_eff", "keff_llc"]]
     table = log.merge(llc, on="step", how="left").merge(hessian, on="step", how="left")
@@ -147,6 +156,12 @@ MEASURED_COLUMNS = [
     "grok_step_50",
     "grok_step_95",
     "saturation_step",
+    "final_r_hat",
+    "final_ess_bulk",
+    "final_ess_tail",
+    "final_mcse",
+    "final_converged",
+    "converged_fraction",
     "final_K_eff",
     "final_keff_llc",
 ]
@@ -171,6 +186,8 @@ def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
         "peak_trace_step": int(peak_trace["step"]),
         "gsm": grokking_severity(regular["train_acc"], regular["val_acc"]),
         **transition_steps(table["step"], table["train_acc"], table["val_acc"]),
+        **{f"final_{name}": final[name] for name in DIAGNOSTIC_COLUMNS},
+        "converged_fraction": float(table["converged"].astype(bool).mean()),
         "final_K_eff": int(final["K_eff"]),
         "final_keff_llc": final["keff_llc"],
     }

@@ -67,7 +67,11 @@ def llc_properties(job_keys: bool) -> dict:
     """The sampler keys: a preset, the backend, the seed and overrides of every sampler setting; with
     `job_keys`, also how checkpoints are split into jobs (the global `llc:` section only)."""
     properties = {
-        "preset": {"enum": sorted(PRESETS), "default": "paper_code", "description": "named sampler settings"},
+        "preset": {
+            "enum": [*sorted(PRESETS), "calibrated"],
+            "default": "paper_code",
+            "description": "named sampler settings; calibrated: those the calibration chose",
+        },  # fmt: skip
         "backend": {"enum": BACKENDS, "default": "native", "description": "native | devinterp (the reference)"},
         "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains at step s: seed (seed, s)"},
         **json_schema(SamplerSettings),
@@ -208,6 +212,45 @@ def config_schema() -> dict:
                     "localizations": numbers("localizations gamma", [1, 2, 5, 10, 20, 50, 100]),
                 },
                 "appendix B.2: one checkpoint's LLC over step size x localization",
+            ),
+            "calibration": section(
+                {
+                    "experiment": {"type": "string", "default": "baseline", "description": "its first run"},
+                    "step": {
+                        "oneOf": [{"const": "final"}, {"type": "integer", "minimum": 1}],
+                        "default": "final",
+                        "description": "checkpoint step, or final",
+                    },  # fmt: skip
+                    "preset": {"enum": sorted(PRESETS), "default": "paper_code", "description": "the other settings"},
+                    "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
+                    "step_sizes": numbers("step sizes (include halvings)", [2e-4, 4e-4, 8e-4, 1.6e-3]),
+                    "nbetas": numbers("inverse temperatures nbeta", [26.38, 160.0]),
+                    "localizations": numbers("localizations gamma", [5.0, 50.0]),
+                    "num_draws": {"type": "integer", "minimum": 1, "default": 3000, "description": "draws per chain"},
+                    "num_chains": {"type": "integer", "minimum": 2, "default": 4, "description": "chains"},
+                    "num_burnin": {"type": "integer", "minimum": 0, "default": 500, "description": "burn-in steps"},
+                    "sampler": json_schema(SamplerSettings)["sampler"] | {"default": "sgld"},
+                },
+                "sampler calibration at one checkpoint (grokslt.calibration); llc.preset: calibrated uses its choice",
+            ),
+            "certified": section(
+                {
+                    "experiments": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "default": [],
+                        "description": "experiments whose runs get certified estimates",
+                    },  # fmt: skip
+                    "every": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "default": 10,
+                        "description": "every k-th checkpoint, plus the last and those at the transitions",
+                    },  # fmt: skip
+                    "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
+                    "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the calibration's)"},
+                },
+                "certified LLCs: the calibrated sampler at a subset of checkpoints, for claims.csv",
             ),
             "figures": section(figures, "each figure's settings; every key optional"),
         },

@@ -35,6 +35,8 @@ DEVICE = "cuda" if config["gpu"] else "cpu"
 ENV = "../../envs/grokslt.yaml"
 FIGURE_CODE = os.path.join(workflow.basedir, "src", "grokslt", "figures")
 FIGURES = instances(config["figures"])
+CERTIFIED_RUNS = list(dict.fromkeys(run for name in config["certified"]["experiments"] for run in MEMBERSHIP[name]))
+CERTIFIED_RUNS = [run for run in CERTIFIED_RUNS if run in RUNS]
 DATASETS = {dataset_id(train): train for train in RUNS.values()}
 
 
@@ -75,7 +77,24 @@ def llc_args(run):
     block = RUN_LLC[run]
     overrides = {key: value for key, value in block.items() if key not in ("preset", "backend", "seed")}
     job = ["--preset", block["preset"], "--backend", block["backend"], "--seed", str(block["seed"])]
+    if block["preset"] == "calibrated":
+        job += ["--calibration", calibration_file("json")]
     return [*job, *mapping_to_arguments(SamplerSettings, overrides)]
+
+
+def calibration_input(run):
+    """The calibration an LLC job reads (for `preset: calibrated`): a new grid reruns it, not training."""
+    return [calibration_file("json")] if RUN_LLC[run]["preset"] == "calibrated" else []
+
+
+def calibration_args():
+    section = config["calibration"]
+    grid = {key: ",".join(map(repr, map(float, section[key]))) for key in ("step_sizes", "nbetas", "localizations")}
+    words = ["--step", str(section["step"]), "--preset", section["preset"], "--seed", str(section["seed"])]
+    words += ["--step-sizes", grid["step_sizes"], "--nbetas", grid["nbetas"], "--localizations", grid["localizations"]]
+    overrides = {key: section[key] for key in ("sampler", "num_chains", "num_burnin", "num_draws") if key in section}
+    needed = CERTIFIED_RUNS or any(block["preset"] == "calibrated" for block in RUN_LLC.values())
+    return [*words, *mapping_to_arguments(SamplerSettings, overrides), *([] if needed else ["--report-only"])]
 
 
 def hessian_args():
@@ -106,6 +125,14 @@ def sensitivity_run():
     return MEMBERSHIP[config["sampler_sensitivity"]["experiment"]][0]
 
 
+def calibration_run():
+    return MEMBERSHIP[config["calibration"]["experiment"]][0]
+
+
+def calibration_file(suffix):
+    return f"{RESULTS}/calibration/{config['calibration']['experiment']}/calibration.{suffix}"
+
+
 # -- figures: one rule, its inputs and flags from the figure registry -------------------------------------
 def figure_tables(figure, kind, settings):
     """The files of one kind that a figure with these settings reads."""
@@ -124,6 +151,8 @@ def figure_tables(figure, kind, settings):
         return [f"{RESULTS}/theory/rank_checks.csv"]
     if kind == "sensitivity":
         return [f"{RESULTS}/sensitivity/sensitivity.csv"]
+    if kind == "calibration":
+        return [calibration_file("csv")]
     raise ValueError(f"figure input {kind!r}: unknown")
 
 
@@ -170,7 +199,24 @@ def all_targets(wildcards):
     tables = [f"{run_dir(run)}/{name}.csv" for run in RUNS for name in ("params", "loss_data")]
     theory = [f"{RESULTS}/theory/{name}.csv" for name in ("formulas", "rank_checks", "single_output")]
     figures = [path for name in FIGURES for path in figure_files(name)]
-    return [f"{RESULTS}/summary/runs.csv", *tables, *theory, *figures]
+    return [f"{RESULTS}/summary/runs.csv", f"{RESULTS}/claims/claims.csv", *tables, *theory, *figures]
+
+
+def certify_args():
+    """The certified estimates: the calibration's choice, at a subset of checkpoints."""
+    section = config["certified"]
+    words = ["--preset", "calibrated", "--calibration", calibration_file("json"), "--seed", str(section["seed"])]
+    words += ["--every", str(section["every"])]
+    return [*words, *(["--num-draws", str(section["num_draws"])] if "num_draws" in section else [])]
+
+
+def claims_inputs(wildcards):
+    return {
+        "summary": f"{RESULTS}/summary/runs.csv",
+        "loss": [f"{run_dir(run)}/loss_data.csv" for run in sorted(RUNS)],
+        "certified": [f"{run_dir(run)}/certified.csv" for run in CERTIFIED_RUNS],
+        "sensitivity": f"{RESULTS}/sensitivity/sensitivity.csv",
+    }
 
 
 def report_diverged_runs():

@@ -1,6 +1,7 @@
 rule llc:
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+        calibration=lambda wildcards: calibration_input(wildcards.run),
     output:
         table=f"{RESULTS}/runs/{{run}}/llc/chunk{{i}}of{{n}}.csv",
         traces=f"{RESULTS}/runs/{{run}}/llc/chunk{{i}}of{{n}}.npz",
@@ -51,3 +52,27 @@ rule sensitivity:
         "grokslt sensitivity --run {params.run:q} --step {params.step:q} --step-sizes {params.step_sizes:q} "
         "--localizations {params.localizations:q} {params.sampler:q} --threads {threads} --out {output:q} "
         "> {log:q} 2>&1"
+
+
+rule calibrate:
+    input:
+        log=lambda wildcards: f"{run_dir(calibration_run())}/train_log.csv",
+    output:
+        table=calibration_file("csv"),
+        choice=calibration_file("json"),
+    log:
+        log_file("calibration", "calibration"),
+    benchmark:
+        benchmark_file("calibration", "calibration")
+    conda:
+        ENV
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        run=lambda wildcards: run_dir(calibration_run()),
+        args=calibration_args(),
+        out=lambda wildcards, output: os.path.dirname(output.table),
+    shell:
+        "grokslt calibrate --run {params.run:q} {params.args:q} --threads {threads} --out {params.out:q} > {log:q} 2>&1"

@@ -45,3 +45,47 @@ rule summary:
         membership=[f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items()],
     shell:
         "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule certify:
+    input:
+        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+        calibration=calibration_file("json"),
+    output:
+        f"{RESULTS}/runs/{{run}}/certified.csv",
+    log:
+        log_file("certified", "{run}"),
+    benchmark:
+        benchmark_file("certified", "{run}")
+    conda:
+        ENV
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=480,
+        gpu=GPUS,
+    params:
+        run=lambda wildcards: run_dir(wildcards.run),
+        args=certify_args(),
+    shell:
+        "grokslt llc --run {params.run:q} {params.args:q} --threads {threads} --out {output:q} > {log:q} 2>&1"
+
+
+rule claims:
+    input:
+        unpack(claims_inputs),
+    output:
+        f"{RESULTS}/claims/claims.csv",
+    log:
+        log_file("claims", "claims"),
+    benchmark:
+        benchmark_file("claims", "claims")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "grokslt claims --summary {input.summary:q} --loss-data {input.loss:q} --certified {input.certified:q} "
+        "--sensitivity {input.sensitivity:q} --out {output:q} > {log:q} 2>&1"

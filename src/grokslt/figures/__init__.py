@@ -28,6 +28,7 @@ READS = {
     "traces": ("--traces", True, "runs/RUN/llc/*.npz, the figure's run's LLC traces"),
     "rank_checks": ("--rank-checks", False, "theory/rank_checks.csv"),
     "sensitivity": ("--sensitivity", False, "sensitivity/sensitivity.csv"),
+    "calibration": ("--calibration", False, "calibration/EXPERIMENT/calibration.csv"),
 }
 
 
@@ -75,6 +76,7 @@ FIGURES: dict[str, Figure] = {
         ),  # fmt: skip
         Figure("fig9", "severity.fig9", ("summary",), {"experiment": "vary_lr_wd"}),
         Figure("sensitivity", "sensitivity.sensitivity", ("sensitivity",)),
+        Figure("calibration", "calibration.calibration", ("calibration",), subcategory="Beyond the paper"),
         Figure(
             "theory_vs_measurement",
             "theory.theory_vs_measurement",

@@ -1,11 +1,14 @@
-"""New: sampler diagnostics for one run: the chains' sampled loss at a few checkpoints, and the
-estimate against the number of draws. A chain that is still climbing has not reached stationarity."""
+"""New: sampler diagnostics for one run: the chains' sampled loss at a few checkpoints, the estimate
+against the number of draws, and R-hat and the effective sample sizes at every checkpoint beside their
+thresholds (grokslt.diagnostics). A chain that is still climbing has not reached stationarity."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
+from grokslt.diagnostics import ESS_PER_CHAIN, R_HAT_MAX
 from grokslt.figures import inputs, style
 
 
@@ -31,7 +34,7 @@ def diagnostics(read, experiment: str, checkpoints: int):
     nbeta = float(params["llc_nbeta"].iloc[0])
     chosen = np.unique(np.linspace(0, len(steps) - 1, min(checkpoints, len(steps))).round().astype(int))
     init = table.set_index("step")["llc_init_loss"]
-    fig, (trace_ax, running_ax) = plt.subplots(1, 2, figsize=(style.PAGE_WIDTH, 2.6))
+    fig, (trace_ax, running_ax, rhat_ax) = plt.subplots(1, 3, figsize=(style.PAGE_WIDTH, 2.6))
     draws = np.arange(1, traces.shape[2] + 1)
     for colour, index in zip(style.PALETTE, chosen, strict=False):
         step = int(steps[index])
@@ -47,4 +50,27 @@ def diagnostics(read, experiment: str, checkpoints: int):
     running_ax.set_ylabel(r"running estimate $\hat\lambda$")
     running_ax.set_title("estimate against draws", fontsize=7)
     running_ax.legend(fontsize=6)
+    convergence_panel(rhat_ax, table, params)
     return fig
+
+
+def convergence_panel(ax, table: pd.DataFrame, params: pd.DataFrame) -> None:
+    """R-hat (left axis) and bulk and tail ESS (right axis) per checkpoint, with the thresholds."""
+    ax.plot(table["step"], table["r_hat"], "o", color=style.PALETTE[3], markersize=2, label="R-hat")
+    ax.axhline(R_HAT_MAX, color=style.PALETTE[3], linestyle=":", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("training step")
+    ax.set_ylabel(f"rank split R-hat (max {R_HAT_MAX})")
+    ess_ax = ax.twinx()
+    ess_ax.plot(table["step"], table["ess_bulk"], "s", color=style.PALETTE[0], markersize=2, label="bulk ESS")
+    ess_ax.plot(table["step"], table["ess_tail"], "^", color=style.PALETTE[1], markersize=2, label="tail ESS")
+    chains = int(params["llc_num_chains"].iloc[0])
+    ess_ax.axhline(ESS_PER_CHAIN * chains, color="0.4", linestyle=":", linewidth=0.8)
+    ess_ax.set_yscale("log")
+    ess_ax.set_ylabel(f"ESS (min {ESS_PER_CHAIN * chains})")
+    ess_ax.grid(False)
+    share = table["converged"].astype(bool).mean()
+    ax.set_title(f"convergence: {share:.0%} of estimates pass", fontsize=7)
+    handles, labels = ax.get_legend_handles_labels()
+    more = ess_ax.get_legend_handles_labels()
+    ax.legend(handles + more[0], labels + more[1], fontsize=5)

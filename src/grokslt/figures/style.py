@@ -51,6 +51,18 @@ def note_diverged(fig, summary: pd.DataFrame, experiments: Iterable[str]) -> Non
         fig.text(0.0, 0.0, f"training diverged, not shown: {', '.join(runs)}", fontsize=5, color="0.35", va="top")
 
 
+def mark_convergence(ax, table: pd.DataFrame, colour, labelled: bool = True, size: float = 2.5) -> None:
+    """LLC markers per checkpoint: filled where the estimate passed the convergence diagnostics, hollow
+    where it did not (grokslt.diagnostics)."""
+    converged = table["converged"].astype(bool)
+    labels = ("converged", "not converged") if labelled else (None, None)
+    ax.plot(table["step"][converged], table["llc"][converged], "o", color=colour, markersize=size, label=labels[0])
+    ax.plot(
+        table["step"][~converged], table["llc"][~converged], "o", mfc="none", color=colour, markersize=size,
+        markeredgewidth=0.6, label=labels[1],
+    )  # fmt: skip
+
+
 def preset_note(rows: pd.DataFrame) -> str:
     """' (sampler preset X)' for the LLC of these summary rows, or '' where the table does not say."""
     if "llc_preset" not in rows or rows["llc_preset"].isna().all():

@@ -1,0 +1,352 @@
+"""The paper's claims (`shared/CLAIMS.md`), each tested by a statistic with its uncertainty.
+
+Every claim reads the run summary, the runs' loss tables and an LLC series per run for one preset:
+`paper_code` (the runs' own LLC, at every checkpoint) or `certified` (the calibrated sampler at a subset
+of checkpoints, `runs/RUN/certified.csv`). A verdict is `holds`, `fails` or `inconclusive` by the
+thresholds written beside each claim below, never tuned to the result; where the data cannot decide
+(too few runs, no run of the experiment) the verdict is `inconclusive` and `note` says why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from grokslt.io import write_csv
+
+COLUMNS = ["claim", "preset", "statistic", "value", "uncertainty", "verdict", "n", "note"]
+HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
+
+
+@dataclass
+class Evidence:
+    """What one preset's claims read. `llc`: {run: DataFrame[step, llc, mcse, converged]}."""
+
+    summary: pd.DataFrame
+    loss: Mapping[str, pd.DataFrame]
+    llc: Mapping[str, pd.DataFrame]
+    sensitivity: pd.DataFrame | None
+
+    def runs(self, experiment: str) -> pd.DataFrame:
+        member = self.summary["experiments"].fillna("").str.split(";").apply(lambda names: experiment in names)
+        rows = self.summary[member & (self.summary["status"] != "diverged")]
+        return rows[rows["run"].isin(self.llc)]
+
+
+def row(claim, preset, statistic, value, uncertainty, verdict, n, note="") -> dict:
+    return dict(claim=claim, preset=preset, statistic=statistic, value=value, uncertainty=uncertainty,
+                verdict=verdict, n=n, note=note)  # fmt: skip
+
+
+def label(evidence: Evidence, preset: str, runs: pd.DataFrame) -> str:
+    """The rows' preset: `certified`, or the sampler presets the runs' own LLCs come from."""
+    if preset == "certified" or runs.empty or "llc_preset" not in runs:
+        return preset
+    return ";".join(sorted(runs["llc_preset"].dropna().astype(str).unique())) or preset
+
+
+def ols(x, y, degree: int = 1) -> tuple[np.ndarray, np.ndarray, float]:
+    """(coefficients highest power first, their standard errors, R^2) of a least-squares polynomial."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    design = np.vander(x, degree + 1)
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    residual = y - design @ coef
+    dof = len(x) - degree - 1
+    sigma2 = residual @ residual / dof if dof > 0 else math.nan
+    covariance = sigma2 * np.linalg.pinv(design.T @ design)
+    total = ((y - y.mean()) ** 2).sum()
+    return coef, np.sqrt(np.diag(covariance)), 1 - (residual @ residual) / total if total > 0 else math.nan
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return math.nan, math.nan
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def final_llc(evidence: Evidence, runs: pd.DataFrame) -> pd.Series:
+    return runs["run"].map(lambda run: evidence.llc[run]["llc"].iloc[-1])
+
+
+# -- the claims ------------------------------------------------------------------------------------------
+# Linear laws: holds when R^2 >= 0.95 and the slope exceeds 3 standard errors for every line; fails when
+# some line has R^2 < 0.8 or a slope <= 0; otherwise (or with fewer than 4 points a line) inconclusive.
+LINEAR_HOLDS_R2, LINEAR_FAILS_R2, SLOPE_SE = 0.95, 0.8, 3.0
+
+
+def linear_law(evidence, preset, claim, experiment, x, line) -> list[dict]:
+    runs = evidence.runs(experiment)
+    tag = label(evidence, preset, runs)
+    out = []
+    for value, group in sorted(runs.assign(final=final_llc(evidence, runs)).groupby(line)):
+        means = group.groupby(x)["final"].mean()
+        name = f"{'K' if line == 'hidden' else line} = {value}"
+        if len(means) < 4:
+            out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", math.nan, math.nan, INCONCLUSIVE,
+                           len(means), "fewer than 4 sizes"))  # fmt: skip
+            continue
+        coef, se, r2 = ols(means.index, means.to_numpy())
+        curvature = ""
+        if x == "hidden":  # Figure 1b: a quadratic term tests the linearity in K
+            quadratic, quadratic_se, _ = ols(means.index, means.to_numpy(), 2)
+            curvature = f"; quadratic term {quadratic[0]:.3g} +- {quadratic_se[0]:.2g}"
+        slope, slope_se = coef[0], se[0]
+        if r2 >= LINEAR_HOLDS_R2 and slope > SLOPE_SE * slope_se:
+            verdict = HOLDS
+        elif r2 < LINEAR_FAILS_R2 or slope <= 0:
+            verdict = FAILS
+        else:
+            verdict = INCONCLUSIVE
+        note = f"slope {slope:.4g} +- {slope_se:.2g}, intercept {coef[1]:.4g}{curvature}"
+        out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", r2, math.nan, verdict, len(means), note))
+    return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, f"no runs of {experiment}")]
+
+
+def fig1a_linear_p(evidence, preset):
+    return linear_law(evidence, preset, "fig1a_linear_p", "vary_p", "p", "hidden")
+
+
+def fig1b_linear_K(evidence, preset):
+    return linear_law(evidence, preset, "fig1b_linear_K", "vary_K", "hidden", "p")
+
+
+# The peak before generalisation: a run counts when the peak of its smoothed LLC (a centred rolling mean
+# over SMOOTH checkpoints) comes before the val-50% step and exceeds the LLC there by more than their
+# combined MCSE. Holds when the Wilson 95% interval of the share of runs lies above 1/2; fails below.
+SMOOTH = 5
+
+
+def peak_before_generalisation(evidence, preset):
+    claim = "fig2_peak_before_generalisation"
+    runs = pd.concat([evidence.runs("baseline"), evidence.runs("seeds")]).drop_duplicates("run")
+    tag = label(evidence, preset, runs)
+    counted, total, notes = 0, 0, []
+    for _, run in runs.iterrows():
+        series = evidence.llc[run["run"]]
+        if pd.isna(run["grok_step_50"]) or len(series) < 3:
+            notes.append(f"{run['run']}: never reached val 50% or too few estimates")
+            continue
+        smooth = series["llc"].rolling(SMOOTH, center=True, min_periods=1).mean()
+        peak = smooth.idxmax()
+        at = (series["step"] - run["grok_step_50"]).abs().idxmin()
+        margin = series.loc[peak, "llc"] - series.loc[at, "llc"]
+        combined = math.hypot(series.loc[peak, "mcse"], series.loc[at, "mcse"])
+        total += 1
+        counted += bool(series.loc[peak, "step"] < run["grok_step_50"] and margin > combined)
+    low, high = wilson(counted, total)
+    verdict = HOLDS if low > 0.5 else FAILS if high < 0.5 else INCONCLUSIVE
+    note = f"Wilson 95% [{low:.2f}, {high:.2f}]; " + "; ".join(notes[:3])
+    share = counted / total if total else math.nan
+    return [row(claim, tag, "share of runs whose LLC peaks before val 50%", share, (high - low) / 2, verdict,
+                total, note.strip("; "))]  # fmt: skip
+
+
+# Mirrors the validation loss: per run, Pearson's r of LLC and validation loss after memorisation (at
+# the checkpoints with both). Holds when the median r >= 0.7 and its bootstrap 95% interval excludes 0;
+# fails when the median r <= 0; otherwise inconclusive.
+MIRROR_R = 0.7
+
+
+def mirrors_val_loss(evidence, preset):
+    claim = "fig2_mirrors_val_loss"
+    runs = pd.concat([evidence.runs("baseline"), evidence.runs("seeds")]).drop_duplicates("run")
+    tag = label(evidence, preset, runs)
+    correlations = []
+    for _, run in runs.iterrows():
+        merged = evidence.llc[run["run"]].merge(evidence.loss[run["run"]][["step", "val_loss"]], on="step")
+        after = merged[merged["step"] >= (run["memorisation_step"] if pd.notna(run["memorisation_step"]) else 0)]
+        if len(after) >= 4 and after["llc"].std() > 0:
+            correlations.append(stats.pearsonr(after["llc"], after["val_loss"])[0])
+    if not correlations:
+        return [row(claim, tag, "median Pearson r", math.nan, math.nan, INCONCLUSIVE, 0, "no run with 4 estimates")]
+    r = np.array(correlations)
+    boot = np.median(np.random.default_rng(0).choice(r, (2000, len(r))), axis=1)
+    low, high = np.percentile(boot, [2.5, 97.5])
+    median = float(np.median(r))
+    verdict = HOLDS if median >= MIRROR_R and low > 0 else FAILS if median <= 0 else INCONCLUSIVE
+    return [row(claim, tag, "median Pearson r of LLC and val loss after memorisation", median, (high - low) / 2,
+                verdict, len(r), f"bootstrap 95% [{low:.2f}, {high:.2f}]")]  # fmt: skip
+
+
+# Trace aligned, then diverging (the long baseline): Pearson's r of LLC and trace up to the end of
+# grokking (val 95%), then after saturation the OLS slope of each against the step. Holds when r >= 0.7
+# before, and after saturation the trace rises (slope > 2 SE) while the LLC does not (slope < 2 SE);
+# fails when r < 0.3 or the trace does not rise; otherwise inconclusive.
+ALIGNED_R, UNALIGNED_R, RISE_SE = 0.7, 0.3, 2.0
+
+
+def trace_aligned_then_diverges(evidence, preset):
+    claim = "fig2_trace_aligned_then_diverges"
+    runs = evidence.runs("baseline_long")
+    tag = label(evidence, preset, runs)
+    if runs.empty:
+        return [row(claim, tag, "r before, slopes after", math.nan, math.nan, INCONCLUSIVE, 0, "no baseline_long run")]
+    run = runs.iloc[0]
+    merged = evidence.llc[run["run"]].merge(evidence.loss[run["run"]][["step", "trace_hutchinson"]], on="step")
+    if pd.isna(run["grok_step_95"]) or pd.isna(run["saturation_step"]):
+        return [row(claim, tag, "r before", math.nan, math.nan, INCONCLUSIVE, len(merged), "never saturated")]
+    before = merged[merged["step"] <= run["grok_step_95"]]
+    after = merged[merged["step"] >= run["saturation_step"]]
+    if len(before) < 4 or len(after) < 4:
+        return [row(claim, tag, "r before", math.nan, math.nan, INCONCLUSIVE, len(merged), "too few estimates")]
+    r = stats.pearsonr(before["llc"], before["trace_hutchinson"])[0]
+    (llc_slope, _), (llc_se, _), _ = ols(after["step"], after["llc"])
+    (trace_slope, _), (trace_se, _), _ = ols(after["step"], after["trace_hutchinson"])
+    rises = trace_slope > RISE_SE * trace_se
+    if r >= ALIGNED_R and rises and llc_slope < RISE_SE * llc_se:
+        verdict = HOLDS
+    elif r < UNALIGNED_R or not rises:
+        verdict = FAILS
+    else:
+        verdict = INCONCLUSIVE
+    note = (f"after saturation (step {int(run['saturation_step'])}): LLC slope {llc_slope:.3g} +- {llc_se:.2g}, "
+            f"trace slope {trace_slope:.3g} +- {trace_se:.2g} per step")  # fmt: skip
+    se = math.sqrt((1 - r * r) / max(len(before) - 2, 1))
+    return [row(claim, tag, "Pearson r of LLC and trace up to val 95%", r, se, verdict, len(before), note)]
+
+
+# Severity and peak LLC fall with the learning rate: Spearman's rho against lr within each (batch size,
+# weight decay) with >= 3 learning rates; holds when at least 80% of the groups have rho < 0 and a sign
+# test rejects a coin (p < 0.05); fails when most groups have rho > 0; otherwise inconclusive.
+FALLING_SHARE, SIGN_P = 0.8, 0.05
+
+
+def falls_with_lr(evidence, preset, claim, column, reached_only=False):
+    runs = evidence.runs("vary_lr_wd")
+    tag = label(evidence, preset, runs)
+    if column == "peak_llc":
+        runs = runs.assign(peak_llc=runs["run"].map(lambda run: evidence.llc[run]["llc"].max()))
+    if reached_only:
+        runs = runs[runs["grok_step_95"].notna()]
+    rhos = []
+    for _, group in runs.groupby(["batch_size", "weight_decay"]):
+        if group["lr"].nunique() >= 3 and group[column].nunique() > 1:
+            rhos.append(stats.spearmanr(group["lr"], group[column])[0])
+    scope = " (runs reaching val 95%)" if reached_only else ""
+    statistic = f"share of (batch, wd) groups with Spearman rho({column}, lr) < 0{scope}"
+    if not rhos:
+        return [row(claim, tag, statistic, math.nan, math.nan, INCONCLUSIVE, 0, "no group with 3 learning rates")]
+    negative = sum(rho < 0 for rho in rhos)
+    p_value = stats.binomtest(negative, len(rhos), 0.5, alternative="greater").pvalue
+    share = negative / len(rhos)
+    verdict = HOLDS if share >= FALLING_SHARE and p_value < SIGN_P else FAILS if share < 0.5 else INCONCLUSIVE
+    censored = ""
+    if column == "peak_llc":
+        first = runs["run"].map(lambda run: evidence.llc[run]["llc"].idxmax() == 0).sum()
+        censored = f"; {first} runs peak at their first estimate (censored)"
+    note = f"median rho {np.median(rhos):.2f}; sign test p = {p_value:.3g}{censored}"
+    return [row(claim, tag, statistic, share, math.nan, verdict, len(rhos), note)]
+
+
+def fig9_gsm_falls_with_lr(evidence, preset):
+    return [
+        *falls_with_lr(evidence, preset, "fig9_gsm_falls_with_lr", "gsm"),
+        *falls_with_lr(evidence, preset, "fig9_gsm_falls_with_lr", "gsm", reached_only=True),
+        *falls_with_lr(evidence, preset, "fig9_peak_llc_falls_with_lr", "peak_llc"),
+    ]
+
+
+# Log-linear in gamma (appendix B.2): per step size, R^2 of log LLC on gamma and of LLC on log gamma.
+# Holds when the better form has R^2 >= 0.9 at every step size; fails when it has R^2 < 0.5 at some.
+LOG_LINEAR_R2, NOT_LOG_LINEAR_R2 = 0.9, 0.5
+
+
+def b2_log_linear_gamma(evidence, preset):
+    claim = "b2_log_linear_gamma"
+    table = evidence.sensitivity
+    if table is None or table.empty or preset != "paper_code":
+        return [
+            row(claim, preset, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, "sensitivity grid at the run's preset only")
+        ]
+    fits = []
+    for step_size, group in sorted(table.groupby("step_size")):
+        group = group[group["llc_mean"] > 0]
+        if group["localization"].nunique() < 3:
+            continue
+        log_on_gamma = ols(group["localization"], np.log(group["llc_mean"]))[2]
+        on_log_gamma = ols(np.log(group["localization"]), group["llc_mean"])[2]
+        fits.append((step_size, log_on_gamma, on_log_gamma))
+    if not fits:
+        return [row(claim, preset, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, "fewer than 3 localizations")]
+    best = [max(a, b) for _, a, b in fits]
+    form = (
+        "LLC on log gamma" if np.mean([b for *_, b in fits]) >= np.mean([a for _, a, _ in fits]) else "log LLC on gamma"
+    )
+    verdict = HOLDS if min(best) >= LOG_LINEAR_R2 else FAILS if min(best) < NOT_LOG_LINEAR_R2 else INCONCLUSIVE
+    note = "; ".join(f"eps {e:g}: R^2 log-on-gamma {a:.3f}, on-log-gamma {b:.3f}" for e, a, b in fits)
+    return [
+        row(claim, preset, f"smallest R^2 of the better form ({form})", min(best), math.nan, verdict, len(fits), note)
+    ]
+
+
+# K_eff (3p - 1) / 2 (Remark 5.5): the ratio of the final LLC to the closed form at the final K_eff, per
+# run of vary_p and vary_K. Holds when the median ratio lies in [0.8, 1.25]; fails outside [0.5, 2].
+RATIO_HOLDS, RATIO_FAILS = (0.8, 1.25), (0.5, 2.0)
+
+
+def keff_closed_form(evidence, preset):
+    claim = "keff_closed_form"
+    runs = pd.concat([evidence.runs("vary_p"), evidence.runs("vary_K")]).drop_duplicates("run")
+    runs = runs[runs["final_keff_llc"].notna() & (runs["final_keff_llc"] > 0)]
+    tag = label(evidence, preset, runs)
+    if runs.empty:
+        return [row(claim, tag, "median final LLC / K_eff (3p-1)/2", math.nan, math.nan, INCONCLUSIVE, 0, "no runs")]
+    ratio = final_llc(evidence, runs) / runs["final_keff_llc"]
+    median = float(ratio.median())
+    low, high = np.percentile(ratio, [25, 75])
+    verdict = (HOLDS if RATIO_HOLDS[0] <= median <= RATIO_HOLDS[1]
+               else FAILS if not RATIO_FAILS[0] <= median <= RATIO_FAILS[1] else INCONCLUSIVE)  # fmt: skip
+    return [row(claim, tag, "median final LLC / K_eff (3p-1)/2", median, (high - low) / 2, verdict, len(ratio),
+                f"interquartile range [{low:.3g}, {high:.3g}]")]  # fmt: skip
+
+
+CLAIMS: dict[str, Callable[[Evidence, str], list[dict]]] = {
+    "fig1a_linear_p": fig1a_linear_p,
+    "fig1b_linear_K": fig1b_linear_K,
+    "fig2_peak_before_generalisation": peak_before_generalisation,
+    "fig2_mirrors_val_loss": mirrors_val_loss,
+    "fig2_trace_aligned_then_diverges": trace_aligned_then_diverges,
+    "fig9_gsm_falls_with_lr": fig9_gsm_falls_with_lr,
+    "b2_log_linear_gamma": b2_log_linear_gamma,
+    "keff_closed_form": keff_closed_form,
+}
+
+
+def llc_series(table: pd.DataFrame) -> pd.DataFrame:
+    """step, llc, mcse, converged of an LLC table (a run's loss_data or certified.csv)."""
+    llc = table.rename(columns={"llc_mean": "llc"})
+    return llc[llc["llc"].notna()][["step", "llc", "mcse", "converged"]].reset_index(drop=True)
+
+
+def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_preset: Mapping[str, Mapping],
+             sensitivity: pd.DataFrame | None) -> list[dict]:  # fmt: skip
+    """Every claim for every preset."""
+    rows = []
+    for preset, llc in llc_by_preset.items():
+        evidence = Evidence(summary, loss, {run: llc_series(table) for run, table in llc.items()}, sensitivity)
+        for test in CLAIMS.values():
+            rows.extend(test(evidence, preset))
+    return rows
+
+
+def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out) -> list[dict]:
+    from pathlib import Path
+
+    summary = pd.read_csv(summary_csv)
+    loss = {Path(path).parent.name: pd.read_csv(path) for path in loss_csvs}
+    loss = {run: table[~table["diverged"]] for run, table in loss.items()}
+    presets = {"paper_code": loss}
+    if certified_csvs:
+        presets["certified"] = {Path(path).parent.name: pd.read_csv(path) for path in certified_csvs}
+    sensitivity = pd.read_csv(sensitivity_csv) if sensitivity_csv else None
+    rows = evaluate(summary, loss, presets, sensitivity)
+    write_csv(out, rows, COLUMNS)
+    return rows

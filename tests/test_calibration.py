@@ -1,0 +1,99 @@
+"""Sampler calibration: the documented rule on synthetic grids, and the command on a small run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from grokslt.calibration import calibrated_settings, choose
+from grokslt.train import TrainConfig, train
+
+
+def point(step, nbeta, gamma, llc, mcse=1.0, converged=True, diverged=0, drift=0.0):
+    return dict(step_size=step, nbeta=nbeta, localization=gamma, llc_mean=llc, mcse=mcse, converged=converged,
+                n_diverged=diverged, r_hat=1.0, ess_bulk=1000.0, ess_tail=1000.0, llc_drift=drift)  # fmt: skip
+
+
+def test_the_largest_stable_step_of_the_smallest_localization_is_chosen():
+    rows = [
+        point(1e-4, 20.0, 5.0, 100.0), point(2e-4, 20.0, 5.0, 101.0), point(4e-4, 20.0, 5.0, 130.0),  # 4e-4 moves
+        point(1e-4, 20.0, 50.0, 10.0), point(2e-4, 20.0, 50.0, 10.1), point(4e-4, 20.0, 50.0, 10.2),
+    ]  # fmt: skip
+    best, failures = choose(rows, n=1000)
+    assert (best["step_size"], best["localization"]) == (2e-4, 5.0)
+    assert "moves by 29" in " ".join(failures[2])
+    assert "no smaller step size" in " ".join(failures[0])
+
+
+def test_unconverged_or_diverged_points_never_qualify_and_nothing_is_picked_silently():
+    rows = [point(1e-4, 20.0, 5.0, 100.0, converged=False), point(2e-4, 20.0, 5.0, 100.0, diverged=1)]
+    best, failures = choose(rows, n=1000)
+    assert best is None
+    assert "not converged" in " ".join(failures[0]) and "1 chains diverged" in " ".join(failures[1])
+
+
+def test_ties_in_localization_prefer_the_wbic_temperature():
+    rows = [point(e, b, 5.0, 10.0) for b in (30.0, 150.0) for e in (1e-4, 2e-4)]
+    best, _ = choose(rows, n=1000)  # n / ln n = 144.8
+    assert best["nbeta"] == 150.0 and best["step_size"] == 2e-4
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("calibration") / "run"
+    train(TrainConfig(p=7, hidden=8, lr=1e-2, batch_size=16, eval_every=50, max_steps=200), out)
+    return out
+
+
+def calibrate(run, out, *grid):
+    command = [sys.executable, "-m", "grokslt", "calibrate", "--run", str(run), "--num-draws", "2000",
+               "--num-chains", "4", "--num-burnin", "200", "--out", str(out), *grid]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_the_command_writes_its_grid_and_choice_and_llc_uses_it(small_run, tmp_path):
+    done = calibrate(small_run, tmp_path, "--step-sizes", "1e-3,2e-3,4e-3", "--nbetas", "20", "--localizations", "50")
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(tmp_path / "calibration.csv")
+    assert len(table) == 3 and {"r_hat", "ess_bulk", "mcse", "qualifies", "chosen", "why_not"} <= set(table)
+    report = json.loads((tmp_path / "calibration.json").read_text())
+    assert report["chosen"]["step_size"] == table.loc[table.chosen, "step_size"].item()
+    assert "halving" in report["rule"]
+    settings = calibrated_settings(tmp_path / "calibration.json")
+    llc = subprocess.run(
+        [sys.executable, "-m", "grokslt", "llc", "--run", str(small_run), "--steps", "200", "--preset", "calibrated",
+         "--calibration", str(tmp_path / "calibration.json"), "--out", str(tmp_path / "llc.csv")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert llc.returncode == 0, llc.stderr
+    row = pd.read_csv(tmp_path / "llc.csv").iloc[0]
+    assert row["preset"] == "calibrated" and row["step_size"] == settings.step_size and row["num_chains"] == 4
+
+
+@pytest.mark.slow
+def test_nothing_qualifying_fails_with_the_closest_candidates(small_run, tmp_path):
+    done = calibrate(small_run, tmp_path, "--step-sizes", "5e-2,1e-1", "--nbetas", "20", "--localizations", "0")
+    assert done.returncode == 1
+    assert "no grid point qualifies; closest:" in done.stderr.strip().splitlines()[-1]
+    assert json.loads((tmp_path / "calibration.json").read_text())["chosen"] is None
+
+
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        (["--step-sizes", "", "--nbetas", "20", "--localizations", "5"], "--step-sizes: empty grid"),
+        (["--step-sizes", "1e-4", "--nbetas", "20", "--localizations", "5", "--sampler", "hmc"], "invalid choice"),
+        (["--step-sizes", "1e-4", "--nbetas", "20", "--localizations", "5", "--diffusion-factor", "0.1"],
+         "a setting of sampler sgnht"),
+        (["--step-sizes", "1e-4", "--nbetas", "20", "--localizations", "5", "--step", "123"], "no such checkpoints"),
+    ],
+)  # fmt: skip
+def test_bad_grids_are_named_before_any_work(small_run, tmp_path, grid, message):
+    done = calibrate(small_run, tmp_path, *grid)
+    assert done.returncode == 2 and message in done.stderr
+    assert not (tmp_path / "calibration.csv").exists()

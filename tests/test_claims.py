@@ -1,0 +1,97 @@
+"""The claims' statistics and verdicts on synthetic runs whose answer is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from grokslt.claims import CLAIMS, Evidence, evaluate, ols, wilson
+
+
+def summary_row(run, experiment, **values):
+    base = dict(run=run, experiments=experiment, status="early_stop", llc_preset="paper_code", p=53, hidden=1024,
+                lr=1e-4, weight_decay=1e-5, batch_size=128, memorisation_step=100, grok_step_50=500,
+                grok_step_95=700, saturation_step=800, gsm=0.5, final_keff_llc=100.0)  # fmt: skip
+    return base | values
+
+
+def series(steps, llc, mcse=1.0):
+    return pd.DataFrame({"step": steps, "llc": llc, "mcse": mcse, "converged": True})
+
+
+def linear_evidence(noise: float, curve: float = 0.0) -> Evidence:
+    rng = np.random.default_rng(0)
+    rows, llc = [], {}
+    for p in (53, 59, 61, 67, 71):
+        run = f"p{p}"
+        rows.append(summary_row(run, "vary_p", p=p))
+        value = 10 * p + curve * (p - 60) ** 2 + noise * rng.standard_normal()
+        llc[run] = series([100, 200], [value / 2, value])
+    return Evidence(pd.DataFrame(rows), {}, llc, None)
+
+
+def test_ols_and_wilson():
+    coef, se, r2 = ols([1, 2, 3, 4], [3, 5, 7, 9])
+    assert coef.tolist() == pytest.approx([2, 1]) and r2 == pytest.approx(1.0)
+    low, high = wilson(18, 20)
+    assert 0.68 < low < 0.9 < high < 0.98
+
+
+@pytest.mark.parametrize("noise, curve, verdict", [(1.0, 0.0, "holds"), (0.0, 30.0, "fails")])
+def test_a_linear_law_holds_or_fails(noise, curve, verdict):
+    [row] = CLAIMS["fig1a_linear_p"](linear_evidence(noise, curve), "paper_code")
+    assert row["verdict"] == verdict and row["n"] == 5 and row["preset"] == "paper_code"
+
+
+def test_too_few_points_are_inconclusive():
+    evidence = linear_evidence(1.0)
+    evidence.llc = {run: table for run, table in list(evidence.llc.items())[:3]}
+    [row] = CLAIMS["fig1a_linear_p"](evidence, "certified")
+    assert row["verdict"] == "inconclusive" and row["preset"] == "certified"
+
+
+def peak_evidence(peak_first: bool, runs: int = 20) -> Evidence:
+    steps = np.arange(100, 1100, 100)
+    rows, llc, loss = [], {}, {}
+    for i in range(runs):
+        run = f"s{i}"
+        rows.append(summary_row(run, "seeds", grok_step_50=600))
+        shape = np.exp(-(((steps - (300 if peak_first else 900)) / 150.0) ** 2)) * 50 + 100
+        llc[run] = series(steps, shape)
+        loss[run] = pd.DataFrame({"step": steps, "val_loss": shape / 100, "trace_hutchinson": shape})
+    return Evidence(pd.DataFrame(rows), loss, llc, None)
+
+
+@pytest.mark.parametrize("peak_first, verdict", [(True, "holds"), (False, "fails")])
+def test_the_peak_before_generalisation(peak_first, verdict):
+    [row] = CLAIMS["fig2_peak_before_generalisation"](peak_evidence(peak_first), "paper_code")
+    assert row["verdict"] == verdict and row["n"] == 20
+
+
+def test_mirroring_the_validation_loss():
+    [row] = CLAIMS["fig2_mirrors_val_loss"](peak_evidence(True), "paper_code")
+    assert row["value"] == pytest.approx(1.0) and row["verdict"] == "holds"
+
+
+def test_trace_after_saturation():
+    steps = np.arange(100, 3100, 100)
+    llc = np.where(steps < 800, steps / 10.0, 80.0)
+    trace = np.where(steps < 800, steps / 5.0, 160.0 + (steps - 800) / 10.0)
+    evidence = Evidence(
+        pd.DataFrame([summary_row("long", "baseline_long")]),
+        {"long": pd.DataFrame({"step": steps, "trace_hutchinson": trace, "val_loss": 0.1})},
+        {"long": series(steps, llc + np.random.default_rng(0).normal(0, 0.1, len(steps)))},
+        None,
+    )
+    [row] = CLAIMS["fig2_trace_aligned_then_diverges"](evidence, "paper_code")
+    assert row["verdict"] == "holds", row
+
+
+def test_every_claim_answers_on_empty_evidence():
+    """No run of an experiment: every claim says inconclusive rather than failing."""
+    empty = pd.DataFrame([summary_row("x", "other")])
+    rows = evaluate(empty, {"x": pd.DataFrame()}, {"paper_code": {"x": pd.DataFrame({"step": [1], "llc": [1.0],
+                    "mcse": [0.1], "converged": [True]})}}, None)  # fmt: skip
+    assert {row["verdict"] for row in rows} == {"inconclusive"}
+    assert {row["claim"] for row in rows} >= set(CLAIMS) - {"fig9_gsm_falls_with_lr"}
