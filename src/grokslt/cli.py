@@ -233,6 +233,37 @@ def run_claims(args: argparse.Namespace) -> None:
         print(f"{row['claim']:34s} {row['preset']:18s} {row['verdict']:12s} {row['statistic']}: {row['value']:.4g}")
 
 
+@command("accuracy", "each LLC method against exact MALA references on small networks")
+def run_accuracy(args: argparse.Namespace) -> None:
+    import json
+
+    from grokslt.accuracy import ReferenceSettings, write_accuracy
+
+    try:
+        methods = json.loads(args.methods)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--methods {args.methods!r}: not JSON ({error})") from None
+    reference = ReferenceSettings(args.reference_chains, args.reference_burnin, args.reference_draws)
+    write_accuracy(args.runs, args.out, parse_floats(args.nbetas), args.localization, methods, args.repeats, reference)
+
+
+@command("plan", "what a config will cost: runs, estimates, CPU hours and wall time on N cores")
+def run_plan(args: argparse.Namespace) -> None:
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from grokslt.plan import describe, measure, plan
+
+    try:
+        config = yaml.safe_load(Path(args.configfile).read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise ValueError(f"--configfile {args.configfile}: {error}") from None
+    result = plan(config, args.cores, measure())
+    print(json.dumps(result, indent=2) if args.json else describe(result))
+
+
 @command("figure", "draw one figure from tables, as PDF and PNG")
 def run_figure(args: argparse.Namespace) -> None:
     from grokslt.figures import draw
@@ -326,6 +357,20 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
     summary.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")
     summary.add_argument("--out", required=True)
+    accuracy = sub.add_parser("accuracy", help=COMMANDS["accuracy"][1])
+    accuracy.add_argument("--runs", nargs="+", required=True, help="run directories: their final and initial points")
+    accuracy.add_argument("--nbetas", required=True, help="comma-separated nbeta")
+    accuracy.add_argument("--localization", type=float, required=True)
+    accuracy.add_argument("--methods", required=True, help='JSON: {"name": {"preset": ..., setting: value}}')
+    accuracy.add_argument("--repeats", type=int, default=4, help="seeds per method")
+    accuracy.add_argument("--reference-chains", type=int, default=16)
+    accuracy.add_argument("--reference-burnin", type=int, default=2000)
+    accuracy.add_argument("--reference-draws", type=int, default=20000)
+    accuracy.add_argument("--out", required=True)
+    planner = sub.add_parser("plan", help=COMMANDS["plan"][1])
+    planner.add_argument("--configfile", default="config.yaml")
+    planner.add_argument("--cores", type=int, default=2)
+    planner.add_argument("--json", action="store_true", help="print JSON (cpu_seconds, wall_seconds, ...)")
     claims = sub.add_parser("claims", help=COMMANDS["claims"][1])
     claims.add_argument("--summary", required=True, help="summary/runs.csv")
     claims.add_argument("--loss-data", nargs="+", required=True, help="runs/*/loss_data.csv")

@@ -123,6 +123,8 @@ def check_references(config: dict, membership: dict[str, list[str]]) -> None:
     wanted.update(
         {f"certified.experiments[{i}]": (name, "") for i, name in enumerate(config["certified"]["experiments"])}
     )
+    if config["figures"].get("estimator_accuracy", {}) is not False:
+        wanted["estimator_accuracy.experiment"] = (config["estimator_accuracy"]["experiment"], "")
     for name, figure in FIGURES.items():
         section = config["figures"].get(name, {})
         if section is False:

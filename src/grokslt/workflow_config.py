@@ -27,6 +27,12 @@ RESULTS_PATTERN = "^[A-Za-z0-9_./+][A-Za-z0-9_./+ -]*$"
 EXPERIMENT_PATTERN = "^[A-Za-z][A-Za-z0-9_]*$"
 EARLY_STOP = ("early_stop", "early_stop_threshold", "early_stop_patience")
 BACKENDS = ["native", "devinterp"]
+DEFAULT_METHODS = {
+    "sgld_paper_code": {"preset": "paper_code"},
+    "sgld_long": {"preset": "paper_code", "num_draws": 5000},
+    "rmsprop_sgld": {"preset": "paper_code", "sampler": "rmsprop_sgld", "step_size": 5e-5},
+    "sgnht": {"preset": "paper_code", "sampler": "sgnht", "step_size": 1e-4},
+}
 
 
 def training_properties() -> dict:
@@ -251,6 +257,36 @@ def config_schema() -> dict:
                     "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the calibration's)"},
                 },
                 "certified LLCs: the calibrated sampler at a subset of checkpoints, for claims.csv",
+            ),
+            "estimator_accuracy": section(
+                {
+                    "experiment": {
+                        "type": "string",
+                        "default": "accuracy_nets",
+                        "description": "small networks: their final and initial points",
+                    },  # fmt: skip
+                    "nbetas": numbers("inverse temperatures nbeta", [10.0, 30.0, 100.0, 300.0]),
+                    "localization": {"type": "number", "minimum": 0, "default": 5.0, "description": "gamma"},
+                    "repeats": {"type": "integer", "minimum": 2, "default": 3, "description": "seeds per method"},
+                    "reference": section(
+                        {
+                            "chains": {"type": "integer", "minimum": 2, "default": 16, "description": "MALA chains"},
+                            "burnin": {"type": "integer", "minimum": 0, "default": 2000, "description": "burn-in"},
+                            "draws": {"type": "integer", "minimum": 100, "default": 20000, "description": "draws"},
+                        },
+                        "the exact reference: long float64 MALA chains",
+                    ),
+                    "methods": {
+                        "type": "object",
+                        "minProperties": 1,
+                        "description": "named methods: a preset and sampler settings (nbeta, localization set above)",
+                        "additionalProperties": section(
+                            {k: v for k, v in llc_properties(False).items() if k not in ("backend", "seed")}, "a method"
+                        ),
+                        "default": DEFAULT_METHODS,
+                    },
+                },
+                "each LLC method against an exact reference on small networks (grokslt.accuracy)",
             ),
             "figures": section(figures, "each figure's settings; every key optional"),
         },

@@ -153,6 +153,8 @@ def figure_tables(figure, kind, settings):
         return [f"{RESULTS}/sensitivity/sensitivity.csv"]
     if kind == "calibration":
         return [calibration_file("csv")]
+    if kind == "accuracy":
+        return [f"{RESULTS}/accuracy/accuracy.csv"]
     raise ValueError(f"figure input {kind!r}: unknown")
 
 
@@ -200,6 +202,22 @@ def all_targets(wildcards):
     theory = [f"{RESULTS}/theory/{name}.csv" for name in ("formulas", "rank_checks", "single_output")]
     figures = [path for name in FIGURES for path in figure_files(name)]
     return [f"{RESULTS}/summary/runs.csv", f"{RESULTS}/claims/claims.csv", *tables, *theory, *figures]
+
+
+def accuracy_args():
+    import json
+
+    section = config["estimator_accuracy"]
+    reference = section["reference"]
+    words = [
+        "--nbetas",
+        ",".join(map(repr, map(float, section["nbetas"]))),
+        "--localization",
+        repr(section["localization"]),
+    ]
+    words += ["--methods", json.dumps(section["methods"], sort_keys=True), "--repeats", str(section["repeats"])]
+    words += ["--reference-chains", str(reference["chains"]), "--reference-burnin", str(reference["burnin"])]
+    return [*words, "--reference-draws", str(reference["draws"])]
 
 
 def certify_args():

@@ -89,3 +89,27 @@ rule claims:
     shell:
         "grokslt claims --summary {input.summary:q} --loss-data {input.loss:q} --certified {input.certified:q} "
         "--sensitivity {input.sensitivity:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule accuracy:
+    input:
+        logs=lambda wildcards: [
+            f"{run_dir(run)}/train_log.csv" for run in MEMBERSHIP[config["estimator_accuracy"]["experiment"]]
+        ],
+    output:
+        f"{RESULTS}/accuracy/accuracy.csv",
+    log:
+        log_file("accuracy", "accuracy"),
+    benchmark:
+        benchmark_file("accuracy", "accuracy")
+    conda:
+        ENV
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        runs=lambda wildcards: [run_dir(run) for run in MEMBERSHIP[config["estimator_accuracy"]["experiment"]]],
+        args=accuracy_args(),
+    shell:
+        "grokslt accuracy --runs {params.runs:q} {params.args:q} --threads {threads} --out {output:q} > {log:q} 2>&1"

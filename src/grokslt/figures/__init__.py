@@ -29,6 +29,7 @@ READS = {
     "rank_checks": ("--rank-checks", False, "theory/rank_checks.csv"),
     "sensitivity": ("--sensitivity", False, "sensitivity/sensitivity.csv"),
     "calibration": ("--calibration", False, "calibration/EXPERIMENT/calibration.csv"),
+    "accuracy": ("--accuracy", False, "accuracy/accuracy.csv"),
 }
 
 
@@ -77,6 +78,7 @@ FIGURES: dict[str, Figure] = {
         Figure("fig9", "severity.fig9", ("summary",), {"experiment": "vary_lr_wd"}),
         Figure("sensitivity", "sensitivity.sensitivity", ("sensitivity",)),
         Figure("calibration", "calibration.calibration", ("calibration",), subcategory="Beyond the paper"),
+        Figure("estimator_accuracy", "accuracy.estimator_accuracy", ("accuracy",), subcategory="Beyond the paper"),
         Figure(
             "theory_vs_measurement",
             "theory.theory_vs_measurement",

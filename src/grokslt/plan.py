@@ -1,0 +1,205 @@
+"""What a config will cost before it runs: runs, checkpoints, LLC and Hessian estimates, CPU seconds and
+the wall time on N cores, from a few-second measurement of this machine.
+
+The measurement times training steps and SGLD chain steps at two model sizes and fits each as
+a + b x (batch x K x p), the size of the step's GEMMs; a process start (Python, torch) is timed too and
+charged to every job. A run's steps are its expected stop: the authors' logged stop where the run's
+settings match one of their runs (`reference/`, when present), else max_steps (an upper bound for runs
+that stop early). Wall time on N cores is the CPU time over N, or the longest single run's chain of jobs
+if that is longer.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+
+from grokslt.llc import sampler_settings
+from grokslt.train import TrainConfig, Trainer
+
+SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement
+
+
+@dataclass(frozen=True)
+class Machine:
+    train: tuple[float, float]  # seconds per training step: a + b x size
+    chain: tuple[float, float]  # seconds per SGLD step of one chain
+    start: float  # seconds to start a grokslt process
+
+
+def linear_fit(sizes, seconds) -> tuple[float, float]:
+    (x0, x1), (y0, y1) = sizes, seconds
+    slope = max((y1 - y0) / (x1 - x0), 0.0)
+    return max(y0 - slope * x0, 0.0), slope
+
+
+def measure(steps: int = 100, repeats: int = 3) -> Machine:
+    """Time training steps and chain steps at two sizes (the fastest of `repeats`: other load on the
+    machine only slows a measurement down), and a process start."""
+    timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in SIZES]
+    sizes = [batch * K * p for p, K, batch in SIZES]
+    start = fastest(lambda: subprocess.run([sys.executable, "-c", "import grokslt.cli, torch"], check=True), 2)
+    return Machine(linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings]), start)
+
+
+def measure_size(p: int, K: int, batch: int, steps: int, repeats: int) -> tuple[float, float]:
+    """(seconds per training step, seconds per SGLD step of one chain) at one model size."""
+    import tempfile
+
+    from grokslt.checkpoint_llc import QuadraticNetLoss
+    from grokslt.llc import estimate_llc
+
+    config = TrainConfig(p=p, hidden=K, batch_size=batch, train_frac=0.5, early_stop=False)
+    with tempfile.TemporaryDirectory() as out:
+        trainer = Trainer(config, out)
+        train = fastest(lambda: [trainer.train_step() for _ in range(steps)], repeats) / steps
+    settings = sampler_settings("paper_code", num_burnin=0, num_draws=steps)
+    loss_fn = QuadraticNetLoss.training_set(trainer.data)
+    params, n = trainer.model.params(), trainer.data.n_train
+    chain = fastest(lambda: estimate_llc(loss_fn, params, n, settings, batch, 0), repeats)
+    return train, chain / (steps * settings.num_chains)
+
+
+def fastest(work, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - began)
+    return min(times)
+
+
+def step_seconds(fit: tuple[float, float], config: TrainConfig) -> float:
+    return fit[0] + fit[1] * config.batch_size * config.hidden * config.p
+
+
+def evaluations(config: TrainConfig, steps: int) -> int:
+    return sum(config.evaluates_at(step) for step in range(1, steps + 1)) or 1
+
+
+def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, machine: Machine, chunk: int) -> dict:
+    """CPU seconds of one run's jobs, and its job count."""
+    checkpoints = evaluations(config, steps)
+    settings = sampler_settings(llc["preset"] if llc["preset"] != "calibrated" else "paper_code",
+                                **{k: v for k, v in llc.items() if k not in ("preset", "backend", "seed")})  # fmt: skip
+    chain_step = step_seconds(machine.chain, config)
+    full_batch = chain_step * int(config.train_frac * config.p**2) / config.batch_size
+    per_estimate = (
+        settings.num_chains
+        * (settings.num_burnin + settings.num_draws)
+        * (full_batch if settings.sampler == "mala" else chain_step)
+    )
+    train = steps * step_seconds(machine.train, config) + checkpoints * 2 * full_batch
+    llc_jobs = max(1, math.ceil(checkpoints / chunk))
+    return {
+        "steps": steps,
+        "checkpoints": checkpoints,
+        "train_seconds": train,
+        "llc_seconds": checkpoints * per_estimate,
+        "hessian_seconds": checkpoints * hessian_probes * 4 * full_batch,
+        "jobs": 4 + llc_jobs + 1,  # dataset, train, checkpoint theory, tables; llc chunks; hessian
+    }
+
+
+def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | None = None) -> dict:
+    """Per experiment and in total: runs, checkpoints, estimates, CPU seconds, and wall seconds on `cores`."""
+    from grokslt.experiments import expand_experiments, run_llc
+    from grokslt.figures import instances
+    from grokslt.workflow_config import check_config
+
+    config = check_config(config)
+    runs, membership = expand_experiments(config)
+    llc = run_llc(config, membership)
+    probes = config["hessian"].get("num_probes") or (2 if config["hessian"]["preset"] == "paper_code" else 100)
+    costs = {}
+    for run, train in runs.items():
+        steps = (stops or {}).get(run, train.max_steps)
+        costs[run] = run_costs(train, steps, llc[run], probes, machine, config["llc"]["chunk_size"])
+    experiments = {}
+    for name, members in membership.items():
+        rows = [costs[run] for run in members]
+        experiments[name] = {
+            "runs": len(rows),
+            "checkpoints": sum(r["checkpoints"] for r in rows),
+            "llc_estimates": sum(r["checkpoints"] for r in rows),
+            "hessian_estimates": sum(r["checkpoints"] for r in rows),
+            "cpu_seconds": sum(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in rows),
+        }
+    studies = study_seconds(config, runs, membership, costs, machine)
+    shared_jobs = 4 + len(studies) + len(instances(config["figures"])) + len(certified_runs(config, membership))
+    jobs = sum(r["jobs"] for r in costs.values()) + shared_jobs
+    compute = sum(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in costs.values())
+    compute += sum(studies.values())
+    cpu = compute + jobs * machine.start
+    longest = max(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in costs.values())
+    wall = max(cpu / cores, longest + 4 * machine.start)
+    return {
+        "cores": cores,
+        "runs": len(runs),
+        "jobs": jobs,
+        "checkpoints": sum(r["checkpoints"] for r in costs.values()),
+        "cpu_seconds": cpu,
+        "cpu_hours": cpu / 3600,
+        "wall_seconds": wall,
+        "experiments": experiments,
+        "studies_cpu_seconds": studies,
+        "machine": asdict(machine),
+        "threads": torch.get_num_threads(),
+        "stops": "authors' logged stops where matched, else max_steps" if stops else "max_steps (upper bound)",
+    }
+
+
+def certified_runs(config, membership) -> list[str]:
+    return list(dict.fromkeys(run for name in config["certified"]["experiments"] for run in membership[name]))
+
+
+def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
+    """CPU seconds of the one-off studies: sensitivity grid, calibration, certified estimates, accuracy."""
+
+    def chain_step(run):
+        return step_seconds(machine.chain, runs[run])
+
+    sensitivity = config["sampler_sensitivity"]
+    base = sampler_settings("paper_code")
+    run = membership[sensitivity["experiment"]][0]
+    per = base.num_chains * (base.num_burnin + base.num_draws) * chain_step(run)
+    out = {"sensitivity": len(sensitivity["step_sizes"]) * len(sensitivity["localizations"]) * per}
+    calibration = config["calibration"]
+    run = membership[calibration["experiment"]][0]
+    grid = len(calibration["step_sizes"]) * len(calibration["nbetas"]) * len(calibration["localizations"])
+    steps = calibration["num_chains"] * (calibration["num_burnin"] + calibration["num_draws"])
+    out["calibration"] = grid * steps * chain_step(run)
+    draws = config["certified"].get("num_draws", calibration["num_draws"])
+    every = config["certified"]["every"]
+    out["certified"] = sum(
+        (costs[run]["checkpoints"] / every + 9) * calibration["num_chains"] * (calibration["num_burnin"] + draws)
+        * chain_step(run)
+        for run in certified_runs(config, membership)
+    )  # fmt: skip
+    if config["figures"].get("estimator_accuracy", {}) is not False:
+        accuracy = config["estimator_accuracy"]
+        reference = accuracy["reference"]
+        points = 2 * len(membership[accuracy["experiment"]])
+        per_point = reference["chains"] * (reference["burnin"] + reference["draws"]) + accuracy["repeats"] * sum(
+            3 * (m.get("num_burnin", 100) + m.get("num_draws", 500)) for m in accuracy["methods"].values()
+        )
+        run = membership[accuracy["experiment"]][0]
+        out["accuracy"] = points * len(accuracy["nbetas"]) * per_point * chain_step(run) * 4  # float64, tuning
+    return out
+
+
+def describe(result: dict) -> str:
+    lines = [f"{'experiment':16s} {'runs':>5s} {'checkpoints':>12s} {'CPU hours':>10s}"]
+    for name, row in result["experiments"].items():
+        lines.append(f"{name:16s} {row['runs']:5d} {row['checkpoints']:12d} {row['cpu_seconds'] / 3600:10.2f}")
+    lines.append(
+        f"total: {result['runs']} runs, {result['jobs']} jobs, {result['checkpoints']} checkpoints (LLC and Hessian "
+        f"estimates each), {result['cpu_hours']:.2f} CPU hours; wall on {result['cores']} cores "
+        f"{result['wall_seconds'] / 3600:.2f} h ({result['wall_seconds'] / 60:.1f} min); steps: {result['stops']}"
+    )
+    return "\n".join(lines)
