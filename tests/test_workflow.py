@@ -56,6 +56,8 @@ def expected_counts(config: dict) -> dict[str, int]:
         "calibrate": 1,
         "summary": 1,
         "claims": 1,
+        "scorecard": 1,
+        **({"accuracy": 1} if checked["figures"].get("estimator_accuracy", {}) is not False else {}),
         "figure": len(instances(checked["figures"])),
         "all": 1,
     }
@@ -153,6 +155,9 @@ def test_tiny_run_produces_every_table_and_figure(finished_tiny):
         "trajectories_vary_p",
         "trajectories_vary_lr_wd",
         "saturation",
+        "calibration",
+        "estimator_accuracy",
+        "scorecard",
     ):
         for suffix in (".pdf", ".png"):
             assert (results / "figures" / f"{name}{suffix}").stat().st_size > 5000
@@ -191,7 +196,8 @@ def test_incremental_rebuilds(finished_tiny, tmp_path):
     sampler = write_config(tmp_path, tiny_with(lambda c: set_path(c, "llc.num_draws", 25)), "sampler.yaml")
     jobs = dry_run_jobs(root, snakefile, sampler)
     assert "train" not in jobs and "dataset" not in jobs and "hessian" not in jobs
-    assert jobs["llc"] >= 8 and jobs["run_tables"] == 8 and jobs["sensitivity"] == 1 and jobs["figure"] >= 8
+    runs = len(expand_experiments(check_config(load(TINY)))[0])
+    assert jobs["llc"] >= runs and jobs["run_tables"] == runs and jobs["sensitivity"] == 1 and jobs["figure"] >= 8
     # (d) a run added to an experiment trains that run only
     added = write_config(
         tmp_path, tiny_with(lambda c: c["experiments"]["seeds"]["sweep"]["seed"].append(3)), "added.yaml"

@@ -247,6 +247,18 @@ def run_accuracy(args: argparse.Namespace) -> None:
     write_accuracy(args.runs, args.out, parse_floats(args.nbetas), args.localization, methods, args.repeats, reference)
 
 
+@command("scorecard", "our runs against the authors' logs of the same settings, into scorecard.csv")
+def run_scorecard(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from grokslt.scorecard import write_scorecard
+
+    reference = None if args.reference == "none" else Path(args.reference).parent
+    rows = write_scorecard(args.summary, args.loss_data, reference, args.out)
+    matched = {row["run"] for row in rows if row.get("metric") and row["run"] != "worst"}
+    print(f"{len(matched)} runs matched an authors' log")
+
+
 @command("plan", "what a config will cost: runs, estimates, CPU hours and wall time on N cores")
 def run_plan(args: argparse.Namespace) -> None:
     import json
@@ -367,6 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
     accuracy.add_argument("--reference-burnin", type=int, default=2000)
     accuracy.add_argument("--reference-draws", type=int, default=20000)
     accuracy.add_argument("--out", required=True)
+    card = sub.add_parser("scorecard", help=COMMANDS["scorecard"][1])
+    card.add_argument("--summary", required=True)
+    card.add_argument("--loss-data", nargs="+", required=True)
+    card.add_argument("--reference", required=True, help="reference/SHA256SUMS, or none")
+    card.add_argument("--out", required=True)
     planner = sub.add_parser("plan", help=COMMANDS["plan"][1])
     planner.add_argument("--configfile", default="config.yaml")
     planner.add_argument("--cores", type=int, default=2)

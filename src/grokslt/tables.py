@@ -11,25 +11,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from grokslt.checkpoint_llc import settings_columns
 from grokslt.data import PAPER_TASK
 from grokslt.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
 from grokslt.io import write_csv
 from grokslt.metrics import grokking_severity, transition_steps
+from grokslt.samplers import SamplerSettings
 from grokslt.theory import closed_form_row
 from grokslt.train import TrainConfig, versions
 
-SAMPLER_COLUMNS = [
-    "backend",
-    "preset",
-    "step_size",
-    "localization",
-    "nbeta",
-    "num_chains",
-    "num_burnin",
-    "num_draws",
-    "init_loss_mode",
-    "seed",
-]
+# the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
+SAMPLER_COLUMNS = [c for c in settings_columns(SamplerSettings(), "preset", "backend", 2, 0) if c != "batch_size"]
 # the authors' params.csv names for our settings, kept so their analysis code reads our tables
 AUTHORS_NAMES = {
     "max_steps": "epochs",
@@ -125,6 +117,8 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
         "seed": config.seed,
         "train_frac": config.train_frac,
         "task": config.task,
+        "split": config.split,
+        **{key: getattr(config, key) for key in ("early_stop", "early_stop_threshold", "early_stop_patience")},
         "llc_preset": params.get("llc_preset"),
         "status": params["status"],
         "final_step": int(params["status_step"]),

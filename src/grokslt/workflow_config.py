@@ -165,6 +165,11 @@ def config_schema() -> dict:
                 "description": "output directory: letters, digits, spaces and _ . / + - (not first: space, -)",
             },
             "threads": {"type": "integer", "minimum": 1, "default": 1, "description": "torch threads per job"},
+            "reference": {
+                "enum": ["authors", "none"],
+                "default": "authors",
+                "description": "the authors' logs (reference/) for the scorecard and overlays, or none",
+            },  # fmt: skip
             "gpu": {"type": "boolean", "default": False, "description": "GPU jobs: train/llc/hessian on cuda"},
             "defaults": section(training_properties(), "training settings every experiment starts from"),
             "experiments": {

@@ -8,7 +8,7 @@ import sys
 
 from grokslt.data import DatasetSettings
 from grokslt.experiments import check_references, dataset_id, expand_experiments, run_llc
-from grokslt.figures import READS, experiment_settings, instances
+from grokslt.figures import OPTIONAL, READS, experiment_settings, instances
 from grokslt.hessian import HessianSettings
 from grokslt.samplers import SamplerSettings
 from grokslt.settings import fields, mapping_to_arguments, to_arguments
@@ -38,6 +38,7 @@ FIGURES = instances(config["figures"])
 CERTIFIED_RUNS = list(dict.fromkeys(run for name in config["certified"]["experiments"] for run in MEMBERSHIP[name]))
 CERTIFIED_RUNS = [run for run in CERTIFIED_RUNS if run in RUNS]
 DATASETS = {dataset_id(train): train for train in RUNS.values()}
+REFERENCE = os.path.join(workflow.basedir, "reference", "SHA256SUMS")
 
 
 wildcard_constraints:
@@ -155,6 +156,10 @@ def figure_tables(figure, kind, settings):
         return [calibration_file("csv")]
     if kind == "accuracy":
         return [f"{RESULTS}/accuracy/accuracy.csv"]
+    if kind == "scorecard":
+        return [f"{RESULTS}/scorecard/scorecard.csv"]
+    if kind == "reference":
+        return [] if config["reference"] == "none" else [REFERENCE]
     raise ValueError(f"figure input {kind!r}: unknown")
 
 
@@ -170,7 +175,9 @@ def figure_args(wildcards, input):
     figure, settings = FIGURES[wildcards.figure]
     words = [figure.name]
     for kind in figure.reads:  # (before a run's training ends, Snakemake may ask with the inputs unknown)
-        words += [READS[kind][0], *getattr(input, kind, [])]
+        files = getattr(input, kind, [])
+        if files or kind not in OPTIONAL:
+            words += [READS[kind][0], *files]
     for key, value in settings.items():
         if value is not None:
             flag = f"--{key.replace('_', '-')}"
@@ -201,7 +208,8 @@ def all_targets(wildcards):
     tables = [f"{run_dir(run)}/{name}.csv" for run in RUNS for name in ("params", "loss_data")]
     theory = [f"{RESULTS}/theory/{name}.csv" for name in ("formulas", "rank_checks", "single_output")]
     figures = [path for name in FIGURES for path in figure_files(name)]
-    return [f"{RESULTS}/summary/runs.csv", f"{RESULTS}/claims/claims.csv", *tables, *theory, *figures]
+    studies = [f"{RESULTS}/{name}.csv" for name in ("claims/claims", "scorecard/scorecard")]
+    return [f"{RESULTS}/summary/runs.csv", *studies, *tables, *theory, *figures]
 
 
 def accuracy_args():

@@ -113,3 +113,27 @@ rule accuracy:
         args=accuracy_args(),
     shell:
         "grokslt accuracy --runs {params.runs:q} {params.args:q} --threads {threads} --out {output:q} > {log:q} 2>&1"
+
+
+rule scorecard:
+    input:
+        summary=f"{RESULTS}/summary/runs.csv",
+        loss=lambda wildcards: [f"{run_dir(run)}/loss_data.csv" for run in sorted(RUNS)],
+        reference=[] if config["reference"] == "none" else [REFERENCE],
+    output:
+        f"{RESULTS}/scorecard/scorecard.csv",
+    log:
+        log_file("scorecard", "scorecard"),
+    benchmark:
+        benchmark_file("scorecard", "scorecard")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        reference=lambda wildcards, input: input.reference[0] if input.reference else "none",
+    shell:
+        "grokslt scorecard --summary {input.summary:q} --loss-data {input.loss:q} --reference {params.reference:q} "
+        "--out {output:q} > {log:q} 2>&1"

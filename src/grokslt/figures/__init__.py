@@ -30,7 +30,10 @@ READS = {
     "sensitivity": ("--sensitivity", False, "sensitivity/sensitivity.csv"),
     "calibration": ("--calibration", False, "calibration/EXPERIMENT/calibration.csv"),
     "accuracy": ("--accuracy", False, "accuracy/accuracy.csv"),
+    "scorecard": ("--scorecard", False, "scorecard/scorecard.csv"),
+    "reference": ("--reference", False, "reference/SHA256SUMS of the authors' logs (overlays; optional)"),
 }
+OPTIONAL = ("reference",)  # reads a figure draws without, when the config says `reference: none`
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,13 @@ class Figure:
 FIGURES: dict[str, Figure] = {
     figure.name: figure
     for figure in [
-        Figure("fig1a", "scaling.fig1a", ("summary",), {"experiment": "vary_p"}),
+        Figure("fig1a", "scaling.fig1a", ("summary", "reference"), {"experiment": "vary_p"}),
         Figure("fig1b", "scaling.fig1b", ("summary",), {"experiment": "vary_K"}),
         Figure(
-            "fig2", "trajectory.fig2", ("summary", "loss_data"), {"experiment": "baseline", "band_experiment": "seeds"}
+            "fig2",
+            "trajectory.fig2",
+            ("summary", "loss_data", "reference"),
+            {"experiment": "baseline", "band_experiment": "seeds"},
         ),
         Figure(
             "saturation",
@@ -79,6 +85,7 @@ FIGURES: dict[str, Figure] = {
         Figure("sensitivity", "sensitivity.sensitivity", ("sensitivity",)),
         Figure("calibration", "calibration.calibration", ("calibration",), subcategory="Beyond the paper"),
         Figure("estimator_accuracy", "accuracy.estimator_accuracy", ("accuracy",), subcategory="Beyond the paper"),
+        Figure("scorecard", "scorecard.scorecard", ("scorecard",), subcategory="Beyond the paper"),
         Figure(
             "theory_vs_measurement",
             "theory.theory_vs_measurement",

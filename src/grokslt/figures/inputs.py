@@ -27,6 +27,13 @@ class Tables:
                 raise BadInput(f"{flag} {path}: input file is missing")
         return value
 
+    def authors_runs(self) -> list:
+        """The authors' logged runs for overlays, or [] where the figure was given none."""
+        from grokslt.reference import load_reference
+
+        path = getattr(self.args, "reference", None)
+        return load_reference(Path(path).parent) if path else []
+
     def csv(self, kind: str) -> pd.DataFrame:
         return pd.read_csv(self.path(kind))
 

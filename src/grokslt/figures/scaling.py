@@ -18,7 +18,7 @@ def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     return slope, intercept, 1 - (residual**2).sum() / total if total > 0 else float("nan")
 
 
-def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlabel: str, line_label: str):
+def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlabel: str, line_label: str, authors=()):
     rows = inputs.experiment_rows(summary, experiment, "summary/runs.csv")
     inputs.require_columns(rows, [x, line, "final_llc"], "summary/runs.csv")
     fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.6))
@@ -32,14 +32,30 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
             ax.plot(grid, slope * grid + intercept, "-", color=colour, linewidth=1)
             label += f" (R$^2$ = {r2:.3f})"
         ax.plot([], [], "o-", color=colour, markersize=3.5, linewidth=1, label=label)
+    overlay_authors(ax, rows, x, authors)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"final LLC $\hat\lambda$" + style.preset_note(rows))
     ax.legend(fontsize=6)
     return fig
 
 
+def overlay_authors(ax, rows: pd.DataFrame, x: str, authors) -> None:
+    """The authors' final LLC for each run of the same settings and sampler (open grey markers)."""
+    from grokslt.reference import find_match
+    from grokslt.scorecard import sampler_comparable
+
+    points = []
+    for _, row in rows.iterrows():
+        match = find_match(row, authors)
+        if match is not None and sampler_comparable(row["llc_preset"], match):
+            points.append((row[x], match.log["llc"].iloc[-1]))
+    if points:
+        xs, ys = zip(*points, strict=True)
+        ax.plot(xs, ys, "o", mfc="none", color="0.45", markersize=4, label="authors' log")
+
+
 def fig1a(read, experiment: str):
-    return draw_scaling(read.summary, experiment, "p", "hidden", "modulus $p$", "K")
+    return draw_scaling(read.summary, experiment, "p", "hidden", "modulus $p$", "K", read.authors_runs())
 
 
 def fig1b(read, experiment: str):

@@ -75,8 +75,28 @@ def fig2(read, experiment: str, band_experiment: str | None):
     llc_ax.legend(handles[0] + twin[0], handles[1] + twin[1], fontsize=6, loc="lower right")
     for ax in (loss_ax, acc_ax, llc_ax):
         style.mark_transitions(ax, run, labelled=ax is loss_ax)
+    overlay_authors(read, run, acc_ax, llc_ax)
     loss_ax.set_title(run["run"], fontsize=7)
     return fig
+
+
+def overlay_authors(read, run, acc_ax, llc_ax) -> None:
+    """The authors' log of the same settings, thin and grey: accuracies always, the LLC where their
+    sampler settings were ours."""
+    from grokslt.reference import find_match
+    from grokslt.scorecard import sampler_comparable
+
+    match = find_match(run, read.authors_runs())
+    if match is None:
+        return
+    log = match.log
+    acc_ax.plot(log["step"], log["train_acc"], color="0.5", linewidth=0.6, linestyle="-", label="authors' log")
+    acc_ax.plot(log["step"], log["val_acc"], color="0.5", linewidth=0.6, linestyle="-")
+    acc_ax.legend(fontsize=6)
+    if sampler_comparable(run["llc_preset"], match):
+        llc_ax.plot(log["step"], log["llc"], color="0.45", linewidth=0.7, label="authors' log")
+        handles, labels = llc_ax.get_legend_handles_labels()
+        llc_ax.legend(handles, labels, fontsize=6, loc="lower right")
 
 
 def small_multiples(read, experiment: str):
