@@ -65,6 +65,7 @@ def copy_workflow(destination: Path) -> Path:
     shutil.copytree(REPO / "workflow", destination / "workflow")
     shutil.copytree(REPO / "profiles", destination / "profiles")
     shutil.copytree(REPO / "envs", destination / "envs")
+    shutil.copytree(REPO / "reference", destination / "reference")
     shutil.copytree(REPO / "src" / "grokslt" / "figures", destination / "src" / "grokslt" / "figures")
     return destination / "Snakefile"
 

@@ -86,7 +86,7 @@ def load_reference(root) -> list[AuthorsRun]:
 
 def find_match(row: pd.Series, runs: list[AuthorsRun]) -> AuthorsRun | None:
     """The authors' run whose settings equal those of our summary row, or None."""
-    if row.get("task", "add") != "add":
+    if not runs or row.get("task", "add") != "add":
         return None
     threshold, patience = row["early_stop_threshold"], row["early_stop_patience"]
     for run in runs:
