@@ -70,6 +70,14 @@ def copy_workflow(destination: Path) -> Path:
     return destination / "Snakefile"
 
 
-def tables(results: Path) -> dict[str, bytes]:
-    """Every CSV the workflow wrote, by relative path."""
-    return {str(p.relative_to(results)): p.read_bytes() for p in sorted(results.rglob("*.csv"))}
+def tables(results: Path) -> dict[str, list[list[str]]]:
+    """Every CSV the workflow wrote, by relative path, without the columns that time a computation
+    (`seconds`, `reference_seconds`: wall clock, never the same twice)."""
+    import csv
+
+    out = {}
+    for path in sorted(results.rglob("*.csv")):
+        rows = list(csv.reader(path.read_text().splitlines()))
+        kept = [i for i, name in enumerate(rows[0] if rows else []) if not name.endswith("seconds")]
+        out[str(path.relative_to(results))] = [[row[i] for i in kept if i < len(row)] for row in rows]
+    return out

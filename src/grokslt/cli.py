@@ -266,13 +266,18 @@ def run_plan(args: argparse.Namespace) -> None:
 
     import yaml
 
-    from grokslt.plan import describe, measure, plan
+    from grokslt.experiments import expand_experiments
+    from grokslt.plan import describe, logged_stops, measure, plan
+    from grokslt.workflow_config import check_config
 
     try:
         config = yaml.safe_load(Path(args.configfile).read_text())
     except (OSError, yaml.YAMLError) as error:
         raise ValueError(f"--configfile {args.configfile}: {error}") from None
-    result = plan(config, args.cores, measure())
+    stops = None
+    if args.reference != "none" and check_config(config)["reference"] != "none":
+        stops = logged_stops(expand_experiments(check_config(config))[0], args.reference)
+    result = plan(config, args.cores, measure(), stops)
     print(json.dumps(result, indent=2) if args.json else describe(result))
 
 
@@ -388,6 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     planner.add_argument("--configfile", default="config.yaml")
     planner.add_argument("--cores", type=int, default=2)
     planner.add_argument("--json", action="store_true", help="print JSON (cpu_seconds, wall_seconds, ...)")
+    planner.add_argument("--reference", default="reference", help="the authors' logs for expected stops, or none")
     claims = sub.add_parser("claims", help=COMMANDS["claims"][1])
     claims.add_argument("--summary", required=True, help="summary/runs.csv")
     claims.add_argument("--loss-data", nargs="+", required=True, help="runs/*/loss_data.csv")

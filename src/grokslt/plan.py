@@ -136,8 +136,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | Non
     compute = sum(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in costs.values())
     compute += sum(studies.values())
     cpu = compute + jobs * machine.start
-    longest = max(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in costs.values())
-    wall = max(cpu / cores, longest + 4 * machine.start)
+    wall = wall_seconds(cpu, costs.values(), cores, machine)
     return {
         "cores": cores,
         "runs": len(runs),
@@ -148,10 +147,65 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | Non
         "wall_seconds": wall,
         "experiments": experiments,
         "studies_cpu_seconds": studies,
+        "figures": figure_costs(config, membership, costs, studies, cores, machine),
         "machine": asdict(machine),
         "threads": torch.get_num_threads(),
-        "stops": "authors' logged stops where matched, else max_steps" if stops else "max_steps (upper bound)",
+        "stops": f"the authors' logged stop for {len(stops or {})} runs, max_steps (an upper bound) for the rest",
     }
+
+
+def run_seconds(cost: dict) -> float:
+    return cost["train_seconds"] + cost["llc_seconds"] + cost["hessian_seconds"]
+
+
+def wall_seconds(cpu: float, costs, cores: int, machine: Machine) -> float:
+    """CPU time over the cores, or the longest run's chain of jobs if that is longer."""
+    return max(cpu / cores, max(map(run_seconds, costs)) + 4 * machine.start)
+
+
+# The one-off study each figure input comes from, and the experiment whose runs it trains on.
+FIGURE_STUDIES = {
+    "sensitivity": ("sensitivity", ("sampler_sensitivity", "experiment")),
+    "calibration": ("calibration", ("calibration", "experiment")),
+    "accuracy": ("accuracy", ("estimator_accuracy", "experiment")),
+}
+
+
+def figure_costs(config, membership, costs, studies, cores: int, machine: Machine) -> dict[str, dict]:
+    """What `snakemake FIGURE` alone costs: the runs of the figure's experiments (all runs for the
+    scorecard), trained and estimated, plus the studies it reads (their runs trained only)."""
+    from grokslt.figures import experiment_settings, instances
+
+    out = {}
+    for name, (figure, settings) in instances(config["figures"]).items():
+        estimated = {run for experiment in experiment_settings(settings) for run in membership[experiment]}
+        if "scorecard" in figure.reads:
+            estimated = set(costs)
+        cpu = sum(run_seconds(costs[run]) for run in estimated)
+        trained = set()
+        for kind, (study, (section, key)) in FIGURE_STUDIES.items():
+            if kind in figure.reads:
+                cpu += studies.get(study, 0.0)
+                trained |= set(membership[config[section][key]]) - estimated
+        cpu += sum(costs[run]["train_seconds"] for run in trained)
+        jobs = 4 * len(estimated | trained) + 3
+        cpu += jobs * machine.start
+        chosen = [costs[run] for run in estimated | trained]
+        out[name] = {"runs": len(chosen), "cpu_seconds": cpu, "wall_seconds": wall_seconds(cpu, chosen, cores, machine)}
+    return out
+
+
+def logged_stops(runs: dict[str, TrainConfig], reference_root) -> dict[str, int]:
+    """The authors' logged stop step of every run whose settings match one of their runs."""
+    from grokslt.reference import find_match, load_reference
+
+    authors = load_reference(reference_root)
+    stops = {}
+    for run, train in runs.items():
+        match = find_match(asdict(train), authors)
+        if match is not None:
+            stops[run] = int(match.log["step"].max())
+    return stops
 
 
 def certified_runs(config, membership) -> list[str]:
@@ -202,4 +256,9 @@ def describe(result: dict) -> str:
         f"estimates each), {result['cpu_hours']:.2f} CPU hours; wall on {result['cores']} cores "
         f"{result['wall_seconds'] / 3600:.2f} h ({result['wall_seconds'] / 60:.1f} min); steps: {result['stops']}"
     )
+    lines.append(f"\n{'figure target':28s} {'runs':>5s} {'CPU hours':>10s} {'wall on ' + str(result['cores']):>12s}")
+    for name, row in result["figures"].items():
+        lines.append(
+            f"{name:28s} {row['runs']:5d} {row['cpu_seconds'] / 3600:10.2f} {row['wall_seconds'] / 60:9.1f} min"
+        )
     return "\n".join(lines)

@@ -47,6 +47,7 @@ wildcard_constraints:
     i=r"\d+",
     n=r"\d+",
     figure="|".join(map(re.escape, FIGURES)),
+    selection="|".join(map(re.escape, ["runs", *FIGURES])),
 
 
 def run_dir(run):
@@ -135,11 +136,20 @@ def calibration_file(suffix):
 
 
 # -- figures: one rule, its inputs and flags from the figure registry -------------------------------------
-def figure_tables(figure, kind, settings):
-    """The files of one kind that a figure with these settings reads."""
+def summary_runs(wildcards):
+    """The runs a summary covers: every run (`summary/runs.csv`) or those of one figure's experiments
+    (`summary/FIGURE.csv`), so that a figure's target builds only what that figure shows."""
+    if wildcards.selection == "runs":
+        return sorted(RUNS)
+    return sorted(experiment_runs(experiment_settings(FIGURES[wildcards.selection][1])))
+
+
+def figure_tables(name, kind):
+    """The files of one kind that the figure `name` reads."""
+    figure, settings = FIGURES[name]
     first_run = lambda: experiment_runs([settings["experiment"]])[0]  # noqa: E731
     if kind == "summary":
-        return [f"{RESULTS}/summary/runs.csv"]
+        return [f"{RESULTS}/summary/{name}.csv"]
     if kind == "loss_data":
         if figure.one_run:
             return [f"{run_dir(first_run())}/loss_data.csv"]
@@ -164,8 +174,8 @@ def figure_tables(figure, kind, settings):
 
 
 def figure_inputs(wildcards):
-    figure, settings = FIGURES[wildcards.figure]
-    files = {kind: figure_tables(figure, kind, settings) for kind in figure.reads}
+    figure, _ = FIGURES[wildcards.figure]
+    files = {kind: figure_tables(wildcards.figure, kind) for kind in figure.reads}
     shared = [f"{FIGURE_CODE}/{name}.py" for name in ("style", "inputs")]
     return files | {"code": [f"{FIGURE_CODE}/{figure.module}.py", *shared]}
 

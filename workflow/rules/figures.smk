@@ -25,3 +25,14 @@ rule figure:
         dpi=config["figures"]["dpi"],
     shell:
         "grokslt figure {params.args:q} --dpi {params.dpi} --out {params.out:q} > {log:q} 2>&1"
+
+
+# One target per figure: `snakemake --cores 2 fig1a` builds that figure and only what it reads.
+for name in FIGURES:
+
+    rule:
+        name:
+            name
+        input:
+            figure_files(name),
+        localrule: True

@@ -27,7 +27,7 @@ rule llc:
         "--out {output.table:q} --traces {output.traces:q} > {log:q} 2>&1"
 
 
-rule sensitivity:
+rule sensitivity_grid:
     input:
         log=lambda wildcards: f"{run_dir(sensitivity_run())}/train_log.csv",
     output:

@@ -24,16 +24,17 @@ rule run_tables:
         "--theory {input.theory:q} --params-out {output.params:q} --loss-out {output.loss:q} > {log:q} 2>&1"
 
 
+# summary/runs.csv covers every run; summary/FIGURE.csv the runs of one figure's experiments.
 rule summary:
     input:
-        tables=expand(f"{RESULTS}/runs/{{run}}/loss_data.csv", run=sorted(RUNS)),
-        params=expand(f"{RESULTS}/runs/{{run}}/params.csv", run=sorted(RUNS)),
+        tables=lambda wildcards: [f"{run_dir(run)}/loss_data.csv" for run in summary_runs(wildcards)],
+        params=lambda wildcards: [f"{run_dir(run)}/params.csv" for run in summary_runs(wildcards)],
     output:
-        f"{RESULTS}/summary/runs.csv",
+        f"{RESULTS}/summary/{{selection}}.csv",
     log:
-        log_file("summary", "summary"),
+        log_file("summary", "{selection}"),
     benchmark:
-        benchmark_file("summary", "summary")
+        benchmark_file("summary", "{selection}")
     conda:
         ENV
     threads: 1
@@ -41,7 +42,7 @@ rule summary:
         mem_mb=2000,
         runtime=10,
     params:
-        runs=[run_dir(run) for run in sorted(RUNS)],
+        runs=lambda wildcards: [run_dir(run) for run in summary_runs(wildcards)],
         membership=[f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items()],
     shell:
         "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"
@@ -115,7 +116,7 @@ rule accuracy:
         "grokslt accuracy --runs {params.runs:q} {params.args:q} --threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
-rule scorecard:
+rule compare_with_authors:
     input:
         summary=f"{RESULTS}/summary/runs.csv",
         loss=lambda wildcards: [f"{run_dir(run)}/loss_data.csv" for run in sorted(RUNS)],

@@ -1,0 +1,87 @@
+"""The cost planner: its counts follow the config, figure targets cost their experiments, the authors'
+logs give expected stops, and (slow) its prediction for the tiny workflow is within 1.5x of the run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from workflow_support import REPO, TINY
+
+from grokslt import cli, plan
+from grokslt.experiments import expand_experiments
+from grokslt.train import TrainConfig
+from grokslt.workflow_config import check_config
+
+MACHINE = plan.Machine(train=(1e-4, 1e-9), chain=(1e-4, 1e-9), start=1.0)
+
+
+def quick():
+    return yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
+
+
+def test_counts_follow_the_runs_and_their_checkpoints():
+    config = quick()
+    runs, membership = expand_experiments(check_config(config))
+    result = plan.plan(config, 2, MACHINE)
+    assert result["runs"] == len(runs)
+    assert result["checkpoints"] == sum(plan.evaluations(train, train.max_steps) for train in runs.values())
+    for name, row in result["experiments"].items():
+        assert row["runs"] == len(membership[name])
+    assert result["wall_seconds"] >= result["cpu_seconds"] / 2
+
+
+def test_more_cores_shorten_the_wall_time_down_to_the_longest_run():
+    config = quick()
+    two, many = plan.plan(config, 2, MACHINE), plan.plan(config, 1000, MACHINE)
+    assert two["cpu_seconds"] == pytest.approx(many["cpu_seconds"])
+    assert many["wall_seconds"] < two["wall_seconds"] and many["wall_seconds"] > many["cpu_seconds"] / 1000
+
+
+def test_a_figure_target_costs_its_own_experiments_and_the_scorecard_all_runs():
+    config = quick()
+    runs, membership = expand_experiments(check_config(config))
+    figures = plan.plan(config, 2, MACHINE)["figures"]
+    assert figures["fig1a"]["runs"] == len(membership["vary_p"])
+    assert figures["scorecard"]["runs"] == len(runs)
+    assert all(row["cpu_seconds"] <= figures["scorecard"]["cpu_seconds"] for row in figures.values())
+    assert figures["fig1a"]["cpu_seconds"] < figures["theory_vs_measurement"]["cpu_seconds"]  # vary_p + vary_K
+
+
+def test_runs_matching_the_authors_logs_are_counted_to_their_logged_stop():
+    config = yaml.safe_load((REPO / "config" / "paper_subset.yaml").read_text())
+    runs, _ = expand_experiments(check_config(config))
+    stops = plan.logged_stops(runs, REPO / "reference")
+    p53 = next(run for run, train in runs.items() if train.p == 53 and train.lr == 1e-2)
+    assert p53 in stops and 0 < stops[p53] < runs[p53].max_steps
+    assert not any(train.early_stop is False and run in stops for run, train in runs.items())
+    fewer = plan.plan(config, 2, MACHINE, stops)
+    assert fewer["cpu_seconds"] < plan.plan(config, 2, MACHINE)["cpu_seconds"]
+
+
+def test_the_command_prints_json_with_cpu_and_wall_seconds(monkeypatch, capsys):
+    monkeypatch.setattr(plan, "measure", lambda: MACHINE)
+    cli.main(["plan", "--configfile", str(REPO / "config" / "quick.yaml"), "--cores", "4", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["cores"] == 4 and result["cpu_seconds"] > 0 and result["wall_seconds"] > 0
+    assert set(result["figures"]) >= {"fig1a", "fig2", "scorecard"}
+
+
+def test_a_missing_configfile_is_one_line(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["plan", "--configfile", str(tmp_path / "nope.yaml")])
+    assert exit.value.code == 2 and "nope.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_prediction_for_the_tiny_workflow_is_within_a_factor_1_5(finished_tiny):
+    _, _, measured = finished_tiny
+    predicted = plan.plan(yaml.safe_load(TINY.read_text()), 2, plan.measure())["wall_seconds"]
+    assert measured / 1.5 <= predicted <= measured * 1.5, (predicted, measured)
+
+
+def test_evaluations_count_the_regular_and_the_dense_checkpoints():
+    assert plan.evaluations(TrainConfig(max_steps=1000, eval_every=100), 1000) == 10
+    dense = TrainConfig(max_steps=1000, eval_every=100, dense_until=200, dense_every=20)
+    assert plan.evaluations(dense, 1000) == 10 + 10 - 2  # 20, 40, ..., 200 and 100, ..., 1000; 100 and 200 once
