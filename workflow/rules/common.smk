@@ -144,6 +144,13 @@ def summary_runs(wildcards):
     return sorted(experiment_runs(experiment_settings(FIGURES[wildcards.selection][1])))
 
 
+def summary_membership(wildcards):
+    """`name=run,run` for every experiment, restricted to the summary's runs."""
+    chosen = set(summary_runs(wildcards))
+    members = {name: [run for run in runs if run in chosen] for name, runs in MEMBERSHIP.items()}
+    return [f"{name}={','.join(runs)}" for name, runs in members.items() if runs]
+
+
 def figure_tables(name, kind):
     """The files of one kind that the figure `name` reads."""
     figure, settings = FIGURES[name]

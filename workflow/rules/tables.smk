@@ -43,7 +43,7 @@ rule summary:
         runtime=10,
     params:
         runs=lambda wildcards: [run_dir(run) for run in summary_runs(wildcards)],
-        membership=[f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items()],
+        membership=summary_membership,
     shell:
         "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"
 
