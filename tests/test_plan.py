@@ -14,7 +14,7 @@ from grokslt.experiments import expand_experiments
 from grokslt.train import TrainConfig
 from grokslt.workflow_config import check_config
 
-MACHINE = plan.Machine(train=(1e-4, 1e-9), chain=(1e-4, 1e-9), start=1.0)
+MACHINE = plan.Machine(train=(1e-4, 1e-9), chain=(1e-4, 1e-9), start=1.0, figure=3.0)
 
 
 def quick():

@@ -2,8 +2,8 @@
 the wall time on N cores, from a few-second measurement of this machine.
 
 The measurement times training steps and SGLD chain steps at two model sizes and fits each as
-a + b x (batch x K x p), the size of the step's GEMMs; a process start (Python, torch) is timed too and
-charged to every job. A run's steps are its expected stop: the authors' logged stop where the run's
+a + b x (batch x K x p), the size of the step's GEMMs; a process start (Python, torch, pandas) is timed
+too and charged to every job, and a figure job's start and drawing (matplotlib, seaborn) to every figure. A run's steps are its expected stop: the authors' logged stop where the run's
 settings match one of their runs (`reference/`, when present), else max_steps (an upper bound for runs
 that stop early). Wall time on N cores is the CPU time over N, or the longest single run's chain of jobs
 if that is longer.
@@ -30,6 +30,7 @@ class Machine:
     train: tuple[float, float]  # seconds per training step: a + b x size
     chain: tuple[float, float]  # seconds per SGLD step of one chain
     start: float  # seconds to start a grokslt process
+    figure: float  # seconds of a figure job: its start, drawing and saving
 
 
 def linear_fit(sizes, seconds) -> tuple[float, float]:
@@ -43,8 +44,26 @@ def measure(steps: int = 100, repeats: int = 3) -> Machine:
     machine only slows a measurement down), and a process start."""
     timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in SIZES]
     sizes = [batch * K * p for p, K, batch in SIZES]
-    start = fastest(lambda: subprocess.run([sys.executable, "-c", "import grokslt.cli, torch"], check=True), 2)
-    return Machine(linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings]), start)
+    start = fastest(lambda: python("import grokslt.cli, torch, pandas"), 2)
+    figure = fastest(lambda: python(DRAW), 2)
+    train, chain = linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings])
+    return Machine(train, chain, start, figure)
+
+
+DRAW = """
+import tempfile, os, grokslt.cli, torch, pandas, seaborn, matplotlib.pyplot as plt
+from grokslt.figures import style
+style.apply()
+figure, axes = plt.subplots(1, 2)
+axes[0].plot(range(100))
+with tempfile.TemporaryDirectory() as out:
+    figure.savefig(os.path.join(out, "f.png"), dpi=150)
+    figure.savefig(os.path.join(out, "f.pdf"))
+"""
+
+
+def python(code: str) -> None:
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def measure_size(p: int, K: int, batch: int, steps: int, repeats: int) -> tuple[float, float]:
@@ -131,11 +150,14 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | Non
             "cpu_seconds": sum(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in rows),
         }
     studies = study_seconds(config, runs, membership, costs, machine)
-    shared_jobs = 4 + len(studies) + len(instances(config["figures"])) + len(certified_runs(config, membership))
+    figures = instances(config["figures"])
+    summaries = 1 + sum("summary" in figure.reads for figure, _ in figures.values())
+    shared_jobs = 3 + summaries + len(studies) + len(certified_runs(config, membership))
     jobs = sum(r["jobs"] for r in costs.values()) + shared_jobs
     compute = sum(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in costs.values())
     compute += sum(studies.values())
-    cpu = compute + jobs * machine.start
+    cpu = compute + jobs * machine.start + len(figures) * machine.figure
+    jobs += len(figures)
     wall = wall_seconds(cpu, costs.values(), cores, machine)
     return {
         "cores": cores,
@@ -188,8 +210,7 @@ def figure_costs(config, membership, costs, studies, cores: int, machine: Machin
                 cpu += studies.get(study, 0.0)
                 trained |= set(membership[config[section][key]]) - estimated
         cpu += sum(costs[run]["train_seconds"] for run in trained)
-        jobs = 4 * len(estimated | trained) + 3
-        cpu += jobs * machine.start
+        cpu += (4 * len(estimated | trained) + 2) * machine.start + machine.figure
         chosen = [costs[run] for run in estimated | trained]
         out[name] = {"runs": len(chosen), "cpu_seconds": cpu, "wall_seconds": wall_seconds(cpu, chosen, cores, machine)}
     return out
