@@ -2,11 +2,12 @@
 the wall time on N cores, from a few-second measurement of this machine.
 
 The measurement times training steps and SGLD chain steps at two model sizes and fits each as
-a + b x (batch x K x p), the size of the step's GEMMs; a process start (Python, torch, pandas) is timed
-too and charged to every job, and a figure job's start and drawing (matplotlib, seaborn) to every figure. A run's steps are its expected stop: the authors' logged stop where the run's
-settings match one of their runs (`reference/`, when present), else max_steps (an upper bound for runs
-that stop early). Wall time on N cores is the CPU time over N, or the longest single run's chain of jobs
-if that is longer.
+a + b x (batch x K x p), the size of the step's GEMMs; a job's start (Python, torch, the commands'
+modules) is timed too and charged to every job, and a figure job (start, drawing, saving) to every
+figure. A run's steps are its expected stop: the authors' logged stop where the run's settings match
+one of their runs (`reference/`, when present), else max_steps (an upper bound for runs that stop
+early). Wall time on N cores is the CPU time over N, or the longest single run's chain of jobs if that
+is longer.
 """
 
 from __future__ import annotations
@@ -44,12 +45,16 @@ def measure(steps: int = 100, repeats: int = 3) -> Machine:
     machine only slows a measurement down), and a process start."""
     timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in SIZES]
     sizes = [batch * K * p for p, K, batch in SIZES]
-    start = fastest(lambda: python("import grokslt.cli, torch, pandas"), 2)
+    start = fastest(lambda: python(JOB_START), 2)
     figure = fastest(lambda: python(DRAW), 2)
     train, chain = linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings])
     return Machine(train, chain, start, figure)
 
 
+# what a job imports before it works: the commands' modules, torch.func (the Hessian), pandas, ArviZ
+JOB_START = "import " + ", ".join(
+    ["grokslt.cli", "grokslt.hessian", "grokslt.checkpoint_llc", "grokslt.tables", "grokslt.diagnostics", "torch.func"]
+)
 DRAW = """
 import tempfile, os, grokslt.cli, torch, pandas, seaborn, matplotlib.pyplot as plt
 from grokslt.figures import style
