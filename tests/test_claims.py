@@ -69,6 +69,13 @@ def test_the_peak_before_generalisation(peak_first, verdict):
     assert row["verdict"] == verdict and row["n"] == 20
 
 
+def test_a_peak_first_whose_fall_is_within_the_mcse_decides_nothing():
+    evidence = peak_evidence(True)
+    evidence.llc = {run: table.assign(mcse=100.0) for run, table in evidence.llc.items()}
+    [row] = CLAIMS["fig2_peak_before_generalisation"](evidence, "paper_code")
+    assert row["verdict"] == "inconclusive" and row["value"] == 0 and "20 within MCSE" in row["note"]
+
+
 def test_mirroring_the_validation_loss():
     [row] = CLAIMS["fig2_mirrors_val_loss"](peak_evidence(True), "paper_code")
     assert row["value"] == pytest.approx(1.0) and row["verdict"] == "holds"

@@ -118,9 +118,11 @@ def fig1b_linear_K(evidence, preset):
     return linear_law(evidence, preset, "fig1b_linear_K", "vary_K", "hidden", "p")
 
 
-# The peak before generalisation: a run counts when the peak of its smoothed LLC (a centred rolling mean
-# over SMOOTH checkpoints) comes before the val-50% step and exceeds the LLC there by more than their
-# combined MCSE. Holds when the Wilson 95% interval of the share of runs lies above 1/2; fails below.
+# The peak before generalisation: a run supports the claim when the peak of its smoothed LLC (a centred
+# rolling mean over SMOOTH checkpoints) comes before the val-50% step and exceeds the LLC there by more
+# than their combined MCSE; it contradicts it when the peak comes at or after that step; a peak before it
+# whose fall is within the MCSE decides nothing. Holds when the Wilson 95% interval of the supporting share
+# lies above 1/2; fails when that of the share not contradicting lies below 1/2; otherwise inconclusive.
 SMOOTH = 5
 
 
@@ -128,7 +130,7 @@ def peak_before_generalisation(evidence, preset):
     claim = "fig2_peak_before_generalisation"
     runs = pd.concat([evidence.runs("baseline"), evidence.runs("seeds")]).drop_duplicates("run")
     tag = label(evidence, preset, runs)
-    counted, total, notes = 0, 0, []
+    supports, contradicts, total, notes = 0, 0, 0, []
     for _, run in runs.iterrows():
         series = evidence.llc[run["run"]]
         if pd.isna(run["grok_step_50"]) or len(series) < 3:
@@ -139,14 +141,17 @@ def peak_before_generalisation(evidence, preset):
         at = (series["step"] - run["grok_step_50"]).abs().idxmin()
         margin = series.loc[peak, "llc"] - series.loc[at, "llc"]
         combined = math.hypot(series.loc[peak, "mcse"], series.loc[at, "mcse"])
+        before = series.loc[peak, "step"] < run["grok_step_50"]
         total += 1
-        counted += bool(series.loc[peak, "step"] < run["grok_step_50"] and margin > combined)
-    low, high = wilson(counted, total)
-    verdict = HOLDS if low > 0.5 else FAILS if high < 0.5 else INCONCLUSIVE
-    note = f"Wilson 95% [{low:.2f}, {high:.2f}]; " + "; ".join(notes[:3])
-    share = counted / total if total else math.nan
-    return [row(claim, tag, "share of runs whose LLC peaks before val 50%", share, (high - low) / 2, verdict,
-                total, note.strip("; "))]  # fmt: skip
+        supports += bool(before and margin > combined)
+        contradicts += not before
+    low, high = wilson(supports, total)
+    verdict = HOLDS if low > 0.5 else FAILS if wilson(total - contradicts, total)[1] < 0.5 else INCONCLUSIVE
+    counts = f"{supports} support, {contradicts} contradict, {total - supports - contradicts} within MCSE"
+    note = f"{counts}; Wilson 95% [{low:.2f}, {high:.2f}]; " + "; ".join(notes[:3])
+    share = supports / total if total else math.nan
+    return [row(claim, tag, "share of runs whose LLC peaks before val 50% and falls by more than its MCSE", share,
+                (high - low) / 2, verdict, total, note.strip("; "))]  # fmt: skip
 
 
 # Mirrors the validation loss: per run, Pearson's r of LLC and validation loss after memorisation (at
