@@ -123,15 +123,17 @@ def late_training_rows(directory: str, late_step: int, steps: int) -> None:
     late = long_baseline_state(directory, late_step)
     config = TrainConfig(early_stop=False, max_steps=late["config"]["max_steps"] + steps)
     late = {**late, "config": dataclasses.asdict(config), "finished": False}
-    early = steps_per_second(config, None, steps, "flush")
+    steps_per_second(config, None, steps, "flush")  # warm-up: the first timed loop of a process is slower
+    rates = {mode: [steps_per_second(config, start, steps, mode) for start in (None, late)] for mode in MODES}
     print(f"long baseline, {steps} training steps (no evaluation), one thread:")
-    for mode in ("flush", "ieee"):
-        rates = [steps_per_second(config, None, steps, mode), steps_per_second(config, late, steps, mode)]
+    for mode, (early, later) in rates.items():
         print(
-            f"  subnormals {mode:5s}: early (step 0) {rates[0]:7.1f} steps/s | late (step {late_step}) "
-            f"{rates[1]:7.1f} steps/s | late/early {rates[1] / rates[0]:.2f} | late vs early flushed "
-            f"{rates[1] / early:.2f}"
+            f"  subnormals {mode:5s}: early (step 0) {early:7.1f} steps/s | late (step {late_step}) {later:7.1f} "
+            f"steps/s | late/early {later / early:.2f} | late vs early flushed {later / rates['flush'][0]:.2f}"
         )
+
+
+MODES = ("flush", "ieee")
 
 
 def main() -> None:
