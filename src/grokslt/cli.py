@@ -274,9 +274,9 @@ def run_plan(args: argparse.Namespace) -> None:
         config = yaml.safe_load(Path(args.configfile).read_text())
     except (OSError, yaml.YAMLError) as error:
         raise ValueError(f"--configfile {args.configfile}: {error}") from None
-    stops = None
-    if args.reference != "none" and check_config(config)["reference"] != "none":
-        stops = logged_stops(expand_experiments(check_config(config))[0], args.reference)
+    checked, stops = check_config(config), None
+    if args.reference != "none" and checked["reference"] != "none":
+        stops = logged_stops(expand_experiments(checked)[0], args.reference)
     result = plan(config, args.cores, measure(), stops)
     print(json.dumps(result, indent=2) if args.json else describe(result))
 

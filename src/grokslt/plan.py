@@ -152,14 +152,14 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | Non
             "checkpoints": sum(r["checkpoints"] for r in rows),
             "llc_estimates": sum(r["checkpoints"] for r in rows),
             "hessian_estimates": sum(r["checkpoints"] for r in rows),
-            "cpu_seconds": sum(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in rows),
+            "cpu_seconds": sum(map(run_seconds, rows)),
         }
     studies = study_seconds(config, runs, membership, costs, machine)
     figures = instances(config["figures"])
     summaries = 1 + sum("summary" in figure.reads for figure, _ in figures.values())
     shared_jobs = 3 + summaries + len(studies) + len(certified_runs(config, membership))
     jobs = sum(r["jobs"] for r in costs.values()) + shared_jobs
-    compute = sum(r["train_seconds"] + r["llc_seconds"] + r["hessian_seconds"] for r in costs.values())
+    compute = sum(map(run_seconds, costs.values()))
     compute += sum(studies.values())
     cpu = compute + jobs * machine.start + len(figures) * machine.figure
     jobs += len(figures)
