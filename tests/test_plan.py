@@ -68,6 +68,14 @@ def test_the_command_prints_json_with_cpu_and_wall_seconds(monkeypatch, capsys):
     assert set(result["figures"]) >= {"fig1a", "fig2", "scorecard"}
 
 
+def test_a_plan_measured_on_a_busy_machine_says_its_times_may_be_too_long():
+    config = quick()
+    idle = plan.describe(plan.plan(config, 2, MACHINE))
+    busy = plan.describe(plan.plan(config, 2, plan.Machine(**{**vars(MACHINE), "load": 1.4})))
+    assert "busy" not in idle
+    assert "load 1.4 per core" in busy
+
+
 def test_a_missing_configfile_is_one_line(capsys, tmp_path):
     with pytest.raises(SystemExit) as exit:
         cli.main(["plan", "--configfile", str(tmp_path / "nope.yaml")])

@@ -13,6 +13,7 @@ is longer.
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from grokslt.llc import sampler_settings
 from grokslt.train import TrainConfig, Trainer
 
 SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement
+BUSY = 0.5  # load per core above which a measurement is slowed by other work
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class Machine:
     chain: tuple[float, float]  # seconds per SGLD step of one chain
     start: float  # seconds to start a grokslt process
     figure: float  # seconds of a figure job: its start, drawing and saving
+    load: float = 0.0  # the 1-minute load average per core as the measurement began
 
 
 def linear_fit(sizes, seconds) -> tuple[float, float]:
@@ -43,12 +46,13 @@ def linear_fit(sizes, seconds) -> tuple[float, float]:
 def measure(steps: int = 100, repeats: int = 3) -> Machine:
     """Time training steps and chain steps at two sizes (the fastest of `repeats`: other load on the
     machine only slows a measurement down), and a process start."""
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
     timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in SIZES]
     sizes = [batch * K * p for p, K, batch in SIZES]
     start = fastest(lambda: python(JOB_START), 2)
     figure = fastest(lambda: python(DRAW), 2)
     train, chain = linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings])
-    return Machine(train, chain, start, figure)
+    return Machine(train, chain, start, figure, load)
 
 
 # what a job imports before it works: the commands' modules, torch.func (the Hessian), pandas, ArviZ
@@ -286,5 +290,10 @@ def describe(result: dict) -> str:
     for name, row in result["figures"].items():
         lines.append(
             f"{name:28s} {row['runs']:5d} {row['cpu_seconds'] / 3600:10.2f} {row['wall_seconds'] / 60:9.1f} min"
+        )
+    if result["machine"]["load"] > BUSY:
+        lines.append(
+            f"\nwarning: the machine was busy while it was measured (load {result['machine']['load']:.1f} per core): "
+            "every time above may be too long; plan again on an idle machine"
         )
     return "\n".join(lines)
