@@ -1,5 +1,6 @@
-"""Rebuild reference/ from a checkout of the authors' repository: their params.csv and loss_data.csv per
-run of the sweeps the paper's figures use, copied as they are, with SHA256SUMS and PROVENANCE.md.
+"""Rebuild reference/ from a checkout of the authors' repository: per run of the sweeps the paper's figures
+use, their params.csv as it is and the columns of their loss_data.csv that the figures and the scorecard read
+(text as published: no number is parsed and rewritten), with SHA256SUMS and PROVENANCE.md.
 
     git clone https://github.com/SergioEstanRuiz/geom_phase_transitions /tmp/authors
     python scripts/build_reference.py --from /tmp/authors [--sweeps flatness_test sweep_p sweep_seeds ...]
@@ -17,6 +18,15 @@ from pathlib import Path
 
 SWEEPS = ["flatness_test", "sweep_p", "sweep_seeds", "sweep_batch_lr_wd"]
 OUT = Path(__file__).resolve().parents[1] / "reference"
+# the step (samples or optimizer steps), accuracies, LLC and Hutchinson trace; the losses and SAM are dropped
+FIGURE_COLUMNS = ["training_step", "batch", "train_acc", "val_acc", "llc", "flatness/trace_hutchinson"]
+
+
+def figure_columns(text: str) -> str:
+    """loss_data.csv restricted to FIGURE_COLUMNS (those present), each field's text unchanged."""
+    rows = [line.split(",") for line in text.splitlines()]
+    keep = [rows[0].index(name) for name in FIGURE_COLUMNS if name in rows[0]]
+    return "".join(",".join(row[i] for i in keep) + "\n" for row in rows)
 
 
 def run_directories(checkout: Path, sweep: str) -> list[Path]:
@@ -44,14 +54,15 @@ def main() -> None:
             relative = directory.relative_to(args.checkout / "results")
             target = OUT / "authors" / relative
             target.mkdir(parents=True, exist_ok=True)
-            for name in ("params.csv", "loss_data.csv"):
-                shutil.copy(directory / name, target / name)
+            shutil.copy(directory / "params.csv", target / "params.csv")
+            (target / "loss_data.csv").write_text(figure_columns((directory / "loss_data.csv").read_text()))
             paths.append(f"results/{relative}")
     write_checksums(OUT)
     (OUT / "PROVENANCE.md").write_text(
         "# The authors' logged runs\n\nRepository: https://github.com/SergioEstanRuiz/geom_phase_transitions\n"
         f"Commit: {commit.stdout.strip() or 'unknown'}\nRebuilt by scripts/build_reference.py from:\n\n"
-        + "\n".join(f"- {p}/params.csv, {p}/loss_data.csv" for p in paths) + "\n"
+        + "\n".join(f"- {p}/params.csv, {p}/loss_data.csv ({', '.join(FIGURE_COLUMNS)} where present)" for p in paths)
+        + "\n"
     )
     print(f"{len(paths)} runs into {OUT}")
 

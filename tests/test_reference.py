@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import csv
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 from workflow_support import REPO
 
 from grokslt.errors import BadInput
 from grokslt.metrics import grokking_severity, transition_steps
-from grokslt.reference import find_match, load_reference
+from grokslt.reference import DEFAULT_EARLY_STOP, EARLY_STOP, find_match, load_reference
 from grokslt.scorecard import sampler_comparable, scorecard
 from grokslt.train import TrainConfig
 
@@ -50,7 +52,7 @@ def test_our_baseline_matches_their_flatness_test_and_scores_zero_against_itself
     row = summary_of(TrainConfig(), "ours", "baseline", baseline.log)
     assert find_match(pd.Series(row), runs) is baseline
     assert sampler_comparable("paper_code", baseline) and not sampler_comparable("paper_code_lr_wd", baseline)
-    other = summary_of(TrainConfig(seed=7), "other", "seeds", baseline.log)
+    other = summary_of(TrainConfig(seed=777), "other", "seeds", baseline.log)
     rows = scorecard(pd.DataFrame([row, other]), {"ours": baseline.log, "other": baseline.log}, REFERENCE)
     scored = [r for r in rows if r["run"] == "ours"]
     assert {r["metric"] for r in scored} >= {"step val 50%", "LLC at stop", "peak LLC", "GSM"}
@@ -64,3 +66,27 @@ def test_no_reference_says_so_per_run():
     log = runs[0].log
     rows = scorecard(pd.DataFrame([summary_of(TrainConfig(), "ours", "baseline", log)]), {"ours": log}, None)
     assert rows == [{"experiment": "baseline", "run": "ours", "note": "no reference data (reference: none)"}]
+
+
+def test_every_shipped_number_is_one_the_authors_runs_could_log():
+    """A guard on the data set itself: accuracies are counts over their split (k / n as Python prints it),
+    LLCs and traces are float32 values, steps are the evaluation schedule, and a log ends where its sweep's
+    early-stop rule stops it (no row lost at the end)."""
+    for params_csv in sorted((REFERENCE / "authors").rglob("params.csv")):
+        sweep = params_csv.relative_to(REFERENCE / "authors").parts[0]
+        params = next(csv.DictReader(params_csv.open()))
+        p, batch, every = int(params["p"]), int(params["batch_size"]), int(params["checkpoint_epochs"])
+        train_size = int(float(params["train_frac"]) * p * p)
+        sizes = {"train_acc": train_size, "val_acc": p * p - train_size}
+        rows = list(csv.DictReader(params_csv.with_name("loss_data.csv").open()))
+        for i, row in enumerate(rows):
+            where = f"{params_csv.parent.name} row {i + 1}"
+            assert int(row["training_step"]) == (i + 1) * every * batch, where
+            for column, n in sizes.items():
+                assert row[column] == repr(round(float(row[column]) * n) / n), f"{where} {column}"
+            for column in ("llc", "flatness/trace_hutchinson"):
+                if column in row:
+                    assert float(np.float32(row[column])) == float(row[column]), f"{where} {column}"
+        threshold, patience = EARLY_STOP.get(sweep, DEFAULT_EARLY_STOP)
+        val = [float(row["val_acc"]) for row in rows]
+        assert min(val[-patience:]) >= threshold > val[-patience - 1], params_csv.parent.name
