@@ -53,7 +53,7 @@ def test_runs_matching_the_authors_logs_are_counted_to_their_logged_stop():
     config = yaml.safe_load((REPO / "config" / "paper_subset.yaml").read_text())
     runs, _ = expand_experiments(check_config(config))
     stops = plan.logged_stops(runs, REPO / "reference")
-    p53 = next(run for run, train in runs.items() if train.p == 53 and train.lr == 1e-2)
+    p53 = next(run for run, train in runs.items() if (train.p, train.hidden, train.lr) == (53, 1024, 1e-2))
     assert p53 in stops and 0 < stops[p53] < runs[p53].max_steps
     assert not any(train.early_stop is False and run in stops for run, train in runs.items())
     fewer = plan.plan(config, 2, MACHINE, stops)
