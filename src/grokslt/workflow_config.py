@@ -137,6 +137,18 @@ def numbers(description: str, default: list, minimum_exclusive: float | None = 0
     return {"type": "array", "minItems": 1, "items": items, "default": default, "description": description}
 
 
+def one_checkpoint() -> dict:
+    """The `experiment` and `step` keys of a study of one trained checkpoint."""
+    return {
+        "experiment": {"type": "string", "default": "baseline", "description": "its first run"},
+        "step": {
+            "oneOf": [{"const": "final"}, {"type": "integer", "minimum": 1}],
+            "default": "final",
+            "description": "checkpoint step, or final",
+        },
+    }
+
+
 def integers(description: str, default: list, minimum: int) -> dict:
     items = {"type": "integer", "minimum": minimum}
     return {"type": "array", "minItems": 1, "items": items, "default": default, "description": description}
@@ -213,12 +225,7 @@ def config_schema() -> dict:
             ),
             "sampler_sensitivity": section(
                 {
-                    "experiment": {"type": "string", "default": "baseline", "description": "its first run"},
-                    "step": {
-                        "oneOf": [{"const": "final"}, {"type": "integer", "minimum": 1}],
-                        "default": "final",
-                        "description": "checkpoint step, or final",
-                    },  # fmt: skip
+                    **one_checkpoint(),
                     "step_sizes": numbers("SGLD step sizes", [1e-4, 5e-4, 1e-3]),
                     "localizations": numbers("localizations gamma", [1, 2, 5, 10, 20, 50, 100]),
                 },
@@ -226,12 +233,7 @@ def config_schema() -> dict:
             ),
             "calibration": section(
                 {
-                    "experiment": {"type": "string", "default": "baseline", "description": "its first run"},
-                    "step": {
-                        "oneOf": [{"const": "final"}, {"type": "integer", "minimum": 1}],
-                        "default": "final",
-                        "description": "checkpoint step, or final",
-                    },  # fmt: skip
+                    **one_checkpoint(),
                     "preset": {"enum": sorted(PRESETS), "default": "paper_code", "description": "the other settings"},
                     "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
                     "step_sizes": numbers("step sizes (include halvings)", [2e-4, 4e-4, 8e-4, 1.6e-3]),
