@@ -74,11 +74,11 @@ def test_every_shipped_number_is_one_the_authors_runs_could_log():
     early-stop rule stops it (no row lost at the end)."""
     for params_csv in sorted((REFERENCE / "authors").rglob("params.csv")):
         sweep = params_csv.relative_to(REFERENCE / "authors").parts[0]
-        params = next(csv.DictReader(params_csv.open()))
+        params = next(csv.DictReader(params_csv.read_text().splitlines()))
         p, batch, every = int(params["p"]), int(params["batch_size"]), int(params["checkpoint_epochs"])
         train_size = int(float(params["train_frac"]) * p * p)
         sizes = {"train_acc": train_size, "val_acc": p * p - train_size}
-        rows = list(csv.DictReader(params_csv.with_name("loss_data.csv").open()))
+        rows = list(csv.DictReader(params_csv.with_name("loss_data.csv").read_text().splitlines()))
         for i, row in enumerate(rows):
             where = f"{params_csv.parent.name} row {i + 1}"
             assert int(row["training_step"]) == (i + 1) * every * batch, where
