@@ -55,6 +55,15 @@ def test_early_stop_after_patience_evaluations(tmp_path):
     assert all(row["val_acc"] >= 0.01 for row in trainer.rows)
 
 
+def test_a_dense_early_schedule_stops_where_the_regular_one_does(tmp_path):
+    """Patience counts regular evaluations, as in the authors' logs: three dense evaluations at the
+    threshold do not stop the run at step 30."""
+    rule = dict(early_stop_threshold=0.01, early_stop_patience=3)
+    dense = train(TrainConfig(**TINY | {"max_steps": 5000}, dense_until=100, dense_every=10, **rule), tmp_path / "d")
+    regular = train(TrainConfig(**TINY | {"max_steps": 5000}, **rule), tmp_path / "r")
+    assert dense.step == regular.step == 60
+
+
 def test_finished_run_is_not_trained_again(tmp_path):
     config = TrainConfig(**TINY, early_stop=False)
     train(config, tmp_path)

@@ -40,7 +40,8 @@ def training_properties() -> dict:
     properties = json_schema(TrainConfig, skip=EARLY_STOP)
     by_name = {f.name: f for f in fields(TrainConfig)}
     properties["early_stop"] = {
-        "description": "stop once `patience` evaluations in a row reach validation accuracy `threshold`; false: never",
+        "description": "stop once `patience` regular evaluations (every eval_every steps) in a row reach "
+        "validation accuracy `threshold`; false: never",
         "oneOf": [
             {"const": False},
             {
