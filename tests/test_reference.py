@@ -81,7 +81,8 @@ def test_every_shipped_number_is_one_the_authors_runs_could_log():
         rows = list(csv.DictReader(params_csv.with_name("loss_data.csv").read_text().splitlines()))
         for i, row in enumerate(rows):
             where = f"{params_csv.parent.name} row {i + 1}"
-            assert int(row["training_step"]) == (i + 1) * every * batch, where
+            samples, steps = (int(row["training_step"]), batch) if "training_step" in row else (int(row["batch"]), 1)
+            assert samples == (i + 1) * every * steps, where  # training_step counts samples, batch counts steps
             for column, n in sizes.items():
                 assert row[column] == repr(round(float(row[column]) * n) / n), f"{where} {column}"
             for column in ("llc", "flatness/trace_hutchinson"):
@@ -89,4 +90,65 @@ def test_every_shipped_number_is_one_the_authors_runs_could_log():
                     assert float(np.float32(row[column])) == float(row[column]), f"{where} {column}"
         threshold, patience = EARLY_STOP.get(sweep, DEFAULT_EARLY_STOP)
         val = [float(row["val_acc"]) for row in rows]
-        assert min(val[-patience:]) >= threshold > val[-patience - 1], params_csv.parent.name
+        if len(rows) * every < int(params["epochs"]):  # stopped early: by the rule, at its first chance
+            assert min(val[-patience:]) >= threshold > val[-patience - 1], params_csv.parent.name
+        else:  # ran to the end without meeting the rule
+            assert len(rows) * every == int(params["epochs"]), params_csv.parent.name
+            assert not any(min(val[i : i + patience]) >= threshold for i in range(len(val) - patience + 1))
+
+
+class Read:
+    """What a figure reads, in memory."""
+
+    def __init__(self, summary, loss_data=None):
+        self.summary, self.loss_data = summary, loss_data
+
+    def authors_runs(self):
+        return load_reference(REFERENCE)
+
+
+def lr_wd_rows(preset: str) -> tuple[pd.DataFrame, list]:
+    """Our summary rows for three of their sweep_batch_lr_wd runs (their own logs as ours) and one unmatched."""
+    theirs = [r for r in load_reference(REFERENCE) if r.name.startswith("sweep_batch_lr_wd/")][:3]
+    rows = []
+    for i, run in enumerate(theirs):
+        s = run.settings
+        config = TrainConfig(lr=s["lr"], weight_decay=s["weight_decay"], max_steps=25000, early_stop_threshold=0.95,
+                             early_stop_patience=3)  # fmt: skip
+        rows.append(summary_of(config, f"r{i}", "vary_lr_wd", run.log, preset) | {"peak_llc": run.log["llc"].max()})
+    unmatched = TrainConfig(lr=3e-3, max_steps=25000, early_stop_threshold=0.95, early_stop_patience=3)
+    rows.append(summary_of(unmatched, "r9", "vary_lr_wd", theirs[0].log, preset) | {"peak_llc": 1.0})
+    return pd.DataFrame(rows), theirs
+
+
+def hollow_points(fig) -> set[tuple[float, float]]:
+    return {(float(x), float(y)) for ax in fig.axes for line in ax.lines if line.get_markerfacecolor() == "none"
+            for x, y in zip(line.get_xdata(), line.get_ydata(), strict=True) if not np.isnan(y)}  # fmt: skip
+
+
+def test_fig9_draws_the_authors_runs_of_the_same_settings_as_open_markers():
+    from grokslt.figures.severity import fig9
+
+    rows, theirs = lr_wd_rows("paper_code_lr_wd")
+    points = hollow_points(fig9(Read(rows), "vary_lr_wd"))
+    for run in theirs:
+        lr, log = run.settings["lr"], run.log
+        assert (lr, grokking_severity(log["train_acc"], log["val_acc"])) in points
+        assert (lr, float(log["llc"].max())) in points
+    assert len(points) == 2 * len(theirs)  # the unmatched run draws nothing of theirs
+    other_sampler = hollow_points(fig9(Read(lr_wd_rows("paper_code")[0]), "vary_lr_wd"))
+    assert len(other_sampler) == len(theirs)  # GSM only: LLCs of another sampler are not comparable
+
+
+def test_the_small_multiples_draw_the_authors_log_beside_each_matched_run():
+    from grokslt.figures.trajectory import small_multiples
+
+    rows, theirs = lr_wd_rows("paper_code_lr_wd")
+    tables = {}
+    for run, name in zip([*theirs, theirs[0]], rows["run"], strict=True):
+        tables[name] = run.log.assign(train_loss=0.01, val_loss=0.01, llc_std=0.1, trace_hutchinson=1.0, converged=True)
+    rows = rows.assign(status="early_stop", experiments="vary_lr_wd")
+    fig = small_multiples(Read(rows, tables), "vary_lr_wd")
+    grey = [line for ax in fig.axes for line in ax.lines if line.get_color() in ("0.5", "0.45")]
+    assert len(grey) == 3 * len(theirs)  # train and validation accuracy and the LLC per matched run
+    assert "grey: authors' log" in fig._suptitle.get_text()

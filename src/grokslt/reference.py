@@ -18,9 +18,12 @@ from pathlib import Path
 import pandas as pd
 
 from grokslt.errors import BadInput
+from grokslt.llc import PRESETS
 
 # the early-stop rule of each of their sweeps (their training.py): flatness runs wait 10 evaluations at 0.99
 EARLY_STOP = {"flatness_test": (0.99, 10), "sweep_seeds": (0.99, 10)}
+# sampler settings a sweep's params.csv leaves out, from the code that ran it (grokslt.llc.PRESETS)
+UNLOGGED_SAMPLER = {"sweep_batch_lr_wd": "paper_code_lr_wd"}
 DEFAULT_EARLY_STOP = (0.95, 3)
 MATCHED = ("p", "hidden", "train_frac", "optimizer", "lr", "weight_decay", "batch_size", "seed")
 
@@ -61,15 +64,25 @@ def authors_run(params_csv: Path, loss_csv: Path, name: str) -> AuthorsRun:
         "max_steps": int(params["epochs"]), "eval_every": int(params["checkpoint_epochs"]),
         "early_stop": EARLY_STOP.get(sweep, DEFAULT_EARLY_STOP),
     }  # fmt: skip
-    sampler = {"step_size": float(params["SGLD_lr"]), "localization": float(params["SGLD_localisation"]),
-               "num_chains": int(params["num_chains"]), "num_draws": int(params["num_draws"]),
-               "num_burnin": int(params["num_burnin"])}  # fmt: skip
+    sampler = logged_sampler(params, sweep)
     log = pd.read_csv(loss_csv)
     steps = log["batch"] if "batch" in log else log["training_step"] // settings["batch_size"]
     trace = log["flatness/trace_hutchinson"] if "flatness/trace_hutchinson" in log else float("nan")
     table = pd.DataFrame({"step": steps.astype(int), "train_acc": log["train_acc"], "val_acc": log["val_acc"],
                           "llc": log["llc"], "trace_hutchinson": trace})  # fmt: skip
     return AuthorsRun(name, settings, sampler, table)
+
+
+def logged_sampler(params: pd.Series, sweep: str) -> dict:
+    """The SGLD settings behind a run's LLC column: its params.csv, completed from the sweep's code where the
+    step size and localisation were not logged (their sweep_batch_lr_wd)."""
+    if "SGLD_lr" in params:
+        step_size, localization = float(params["SGLD_lr"]), float(params["SGLD_localisation"])
+    else:
+        preset = PRESETS[UNLOGGED_SAMPLER[sweep]]
+        step_size, localization = preset.step_size, preset.localization
+    return {"step_size": step_size, "localization": localization, "num_chains": int(params["num_chains"]),
+            "num_draws": int(params["num_draws"]), "num_burnin": int(params["num_burnin"])}  # fmt: skip
 
 
 def load_reference(root) -> list[AuthorsRun]:

@@ -76,12 +76,12 @@ FIGURES: dict[str, Figure] = {
         Figure(
             "trajectories",
             "trajectory.small_multiples",
-            ("summary", "loss_data"),
+            ("summary", "loss_data", "reference"),
             {"experiments": ["vary_p", "vary_K", "vary_lr_wd"]},
             per_experiment=True,
             subcategory="Trajectories (appendix H.2)",
         ),  # fmt: skip
-        Figure("fig9", "severity.fig9", ("summary",), {"experiment": "vary_lr_wd"}),
+        Figure("fig9", "severity.fig9", ("summary", "reference"), {"experiment": "vary_lr_wd"}),
         Figure("sensitivity", "sensitivity.sensitivity", ("sensitivity",)),
         Figure("calibration", "calibration.calibration", ("calibration",), subcategory="Beyond the paper"),
         Figure("estimator_accuracy", "accuracy.estimator_accuracy", ("accuracy",), subcategory="Beyond the paper"),

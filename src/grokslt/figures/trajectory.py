@@ -75,33 +75,34 @@ def fig2(read, experiment: str, band_experiment: str | None):
     llc_ax.legend(handles[0] + twin[0], handles[1] + twin[1], fontsize=6, loc="lower right")
     for ax in (loss_ax, acc_ax, llc_ax):
         style.mark_transitions(ax, run, labelled=ax is loss_ax)
-    overlay_authors(read, run, acc_ax, llc_ax)
+    if overlay_authors(read.authors_runs(), run, acc_ax, llc_ax):
+        acc_ax.legend(fontsize=6)
+        handles, labels = llc_ax.get_legend_handles_labels()
+        llc_ax.legend(handles, labels, fontsize=6, loc="lower right")
     loss_ax.set_title(run["run"], fontsize=7)
     return fig
 
 
-def overlay_authors(read, run, acc_ax, llc_ax) -> None:
+def overlay_authors(authors, run, acc_ax, llc_ax, width: float = 0.6) -> bool:
     """The authors' log of the same settings, thin and grey: accuracies always, the LLC where their
-    sampler settings were ours."""
+    sampler settings were ours. Whether there was one."""
     from grokslt.reference import find_match
     from grokslt.scorecard import sampler_comparable
 
-    match = find_match(run, read.authors_runs())
+    match = find_match(run, authors)
     if match is None:
-        return
+        return False
     log = match.log
-    acc_ax.plot(log["step"], log["train_acc"], color="0.5", linewidth=0.6, linestyle="-", label="authors' log")
-    acc_ax.plot(log["step"], log["val_acc"], color="0.5", linewidth=0.6, linestyle="-")
-    acc_ax.legend(fontsize=6)
+    acc_ax.plot(log["step"], log["train_acc"], color="0.5", linewidth=width, label="authors' log")
+    acc_ax.plot(log["step"], log["val_acc"], color="0.5", linewidth=width)
     if sampler_comparable(run["llc_preset"], match):
-        llc_ax.plot(log["step"], log["llc"], color="0.45", linewidth=0.7, label="authors' log")
-        handles, labels = llc_ax.get_legend_handles_labels()
-        llc_ax.legend(handles, labels, fontsize=6, loc="lower right")
+        llc_ax.plot(log["step"], log["llc"], color="0.45", linewidth=width + 0.1, label="authors' log")
+    return True
 
 
 def small_multiples(read, experiment: str):
     """One panel per run: LLC (left axis) and train/validation accuracy (right axis)."""
-    summary, tables = read.summary, read.loss_data
+    summary, tables, authors = read.summary, read.loss_data, read.authors_runs()
     rows = inputs.experiment_rows(summary, experiment, "summary/runs.csv", diverged=True)
     swept = [c for c in SWEPT if c in rows and rows[c].nunique() > 1] or ["seed"]
     rows = rows.sort_values(swept)
@@ -109,6 +110,7 @@ def small_multiples(read, experiment: str):
     columns = min(4, count)
     nrows = math.ceil(count / columns)
     fig, axes = plt.subplots(nrows, columns, figsize=(style.PAGE_WIDTH, 1.7 * nrows + 0.3), squeeze=False)
+    matched = False
     for ax, (_, row) in zip(axes.flat, rows.iterrows(), strict=False):
         ax.set_title(
             "  ".join(f"{SWEPT[c]}={row[c]:g}" if c != "task" else f"task={row[c]}" for c in swept), fontsize=6
@@ -130,12 +132,14 @@ def small_multiples(read, experiment: str):
         acc.tick_params(labelsize=5)
         ax.tick_params(labelsize=5)
         style.mark_transitions(ax, row, labelled=False)
+        matched = overlay_authors(authors, row, acc, ax, width=0.5) or matched
     for ax in list(axes.flat)[count:]:
         ax.set_visible(False)
     fig.supxlabel("training step", fontsize=7)
     fig.suptitle(
         f"{experiment}: LLC{style.preset_note(rows)} (green, left) with train (blue) and validation (orange) "
-        "accuracy (right); hollow: not converged; dotted: memorised, val 50%, val 95%, saturated",
+        "accuracy (right); hollow: not converged; dotted: memorised, val 50%, val 95%, saturated"
+        + ("; grey: authors' log" if matched else ""),
         fontsize=7,
     )
     return fig
