@@ -61,6 +61,16 @@ def test_our_baseline_matches_their_flatness_test_and_scores_zero_against_itself
     assert any(r["run"] == "worst" for r in rows)
 
 
+def test_a_dense_early_schedule_of_ours_is_scored_at_their_steps():
+    runs = load_reference(REFERENCE)
+    baseline = next(run for run in runs if run.name == "flatness_test")
+    extra = pd.DataFrame({"step": [50], "train_acc": [1.0], "val_acc": [1.0], "llc": [1e6], "trace_hutchinson": [0.0]})
+    dense = pd.concat([extra, baseline.log], ignore_index=True)
+    row = summary_of(TrainConfig(), "ours", "baseline", dense)
+    rows = scorecard(pd.DataFrame([row]), {"ours": dense}, REFERENCE)
+    assert all(r["deviation"] == 0 for r in rows if r["run"] == "ours")
+
+
 def test_no_reference_says_so_per_run():
     runs = load_reference(REFERENCE)
     log = runs[0].log

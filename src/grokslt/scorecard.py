@@ -1,10 +1,10 @@
 """How close each run is to the authors' log of the same settings (`grokslt.reference`).
 
-For each of our runs with a matching authors' run: the steps at which it memorises, reaches 50% and
-95% validation accuracy and stops; the LLC at those steps and at its peak (only where the sampler
-settings match too, since LLCs of different settings are not comparable); and the GSM: ours, theirs,
-the deviation and the relative deviation. A run without a match gets one row that says so. The last
-rows give, per experiment and metric, the worst relative deviation.
+For each of our runs with a matching authors' run, both read at the authors' evaluation schedule: the
+steps at which it memorises, reaches 50% and 95% validation accuracy and stops; the LLC at those steps
+and at its peak (only where the sampler settings match too, since LLCs of different settings are not
+comparable); and the GSM: ours, theirs, the deviation and the relative deviation. A run without a match
+gets one row that says so. The last rows give, per experiment and metric, the worst relative deviation.
 """
 
 from __future__ import annotations
@@ -43,10 +43,19 @@ def their_markers(run: AuthorsRun) -> dict:
     return markers | {"final_step": int(log["step"].iloc[-1])}
 
 
+def on_their_schedule(ours: pd.DataFrame, match: AuthorsRun) -> pd.DataFrame:
+    """Our evaluations at the steps their schedule evaluates (a dense early schedule of ours adds steps
+    theirs cannot resolve)."""
+    return ours[ours["step"] % match.settings["eval_every"] == 0]
+
+
 def run_rows(row: pd.Series, ours: pd.DataFrame, match: AuthorsRun) -> list[dict]:
     experiment, theirs = row["experiments"], match.log
     common = {"experiment": experiment, "run": row["run"], "authors_run": match.name}
     markers = their_markers(match)
+    ours = on_their_schedule(ours, match)
+    row = row.copy()
+    row.update(pd.Series(transition_steps(ours["step"], ours["train_acc"], ours["val_acc"])))
     out = []
 
     def add(metric, mine, other, note=""):
@@ -57,7 +66,11 @@ def run_rows(row: pd.Series, ours: pd.DataFrame, match: AuthorsRun) -> list[dict
 
     for key, label in MARKERS.items():
         add(f"step {label}", row[key], markers[key])
-    add("GSM", row["gsm"], grokking_severity(theirs["train_acc"], theirs["val_acc"]))
+    add(
+        "GSM",
+        grokking_severity(ours["train_acc"], ours["val_acc"]),
+        grokking_severity(theirs["train_acc"], theirs["val_acc"]),
+    )
     if sampler_comparable(row["llc_preset"], match):
         for key, label in MARKERS.items():
             add(f"LLC at {label}", value_at(ours, row[key], "llc"), value_at(theirs, markers[key], "llc"))
