@@ -13,8 +13,8 @@ import time
 import torch
 
 from grokslt import runtime
-from grokslt.hessian import exact_trace, hutchinson_trace, network_loss, rademacher
-from grokslt.runs import load_run
+from grokslt.analysis.hessian import exact_trace, hutchinson_trace, network_loss, rademacher
+from grokslt.training.runs import load_run
 
 
 def looped_hutchinson(loss_fn, params, num_probes: int, generator: torch.Generator) -> float:

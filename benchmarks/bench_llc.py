@@ -8,7 +8,7 @@ Four ways to estimate the LLC at the `paper_code` preset for 10 checkpoints of a
 Prints wall time per estimate, the estimates side by side, the ratios and the fraction of this
 core's measured matmul peak that the native sampler reaches.
 
-`--samplers` adds a row per sampler of `grokslt.samplers` (time per estimate against SGLD, same settings
+`--samplers` adds a row per sampler of `grokslt.estimation.samplers` (time per estimate against SGLD, same settings
 otherwise; MALA evaluates the full training set at every step).
 
 `--late-run DIR` (a long baseline: `grokslt train --no-early-stop --max-steps 40000 --out DIR`) adds the
@@ -30,12 +30,12 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from grokslt import cpu_kernels, runtime
-from grokslt.checkpoint_llc import estimate_checkpoints
-from grokslt.data import one_hot_inputs, one_hot_targets
-from grokslt.devinterp_backend import run_devinterp
-from grokslt.llc import sampler_settings
-from grokslt.loss import centred_loss
-from grokslt.runs import load_run, step_seed
+from grokslt.estimation.checkpoint_llc import estimate_checkpoints
+from grokslt.estimation.devinterp_backend import run_devinterp
+from grokslt.estimation.llc import sampler_settings
+from grokslt.training.data import one_hot_inputs, one_hot_targets
+from grokslt.training.loss import centred_loss
+from grokslt.training.runs import load_run, step_seed
 
 
 def authors_devinterp(run, params, settings, seed) -> float:
@@ -88,7 +88,7 @@ def matmul_peak_gflops(size: int = 1024, reps: int = 5) -> float:
 
 def sampler_rows(run, chosen: list[int], settings) -> None:
     """Wall time per estimate of each sampler on the same checkpoints, against SGLD's."""
-    from grokslt.samplers import SAMPLERS
+    from grokslt.estimation.samplers import SAMPLERS
 
     use_kernels(True)
     walls = {}

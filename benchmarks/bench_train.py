@@ -26,11 +26,11 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from grokslt import runtime
-from grokslt.data import make_dataset, one_hot_inputs, one_hot_targets
 from grokslt.io import load_torch
-from grokslt.loss import authors_logged_loss, centred_loss
-from grokslt.model import centred_loss_and_grad
-from grokslt.train import RESUME_FILE, TrainConfig, Trainer, evaluate, train
+from grokslt.training.data import make_dataset, one_hot_inputs, one_hot_targets
+from grokslt.training.loss import authors_logged_loss, centred_loss
+from grokslt.training.model import centred_loss_and_grad
+from grokslt.training.train import RESUME_FILE, TrainConfig, Trainer, evaluate, train
 
 
 def reference_losses(config: TrainConfig, steps: int) -> tuple[list[float], float]:

@@ -7,10 +7,11 @@ import math
 import pytest
 import torch
 
-from grokslt.accuracy import ReferenceSettings, accuracy_rows, ground_truth, tuned_mala_step
-from grokslt.checkpoint_llc import QuadraticNetLoss
-from grokslt.theory import data_jacobian_rank
-from grokslt.train import TrainConfig, train
+from grokslt.analysis.accuracy import accuracy_rows, ground_truth
+from grokslt.analysis.theory import data_jacobian_rank
+from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
+from grokslt.estimation.exact import ReferenceSettings, tuned_mala_step
+from grokslt.training.train import TrainConfig, train
 
 pytestmark = pytest.mark.slow  # the fixture trains 10,000 full-batch steps
 

@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import pytest
 
-from grokslt.calibration import calibrated_settings, choose
-from grokslt.train import TrainConfig, train
+from grokslt.estimation.calibration import calibrated_settings, choose
+from grokslt.training.train import TrainConfig, train
 
 
 def point(step, nbeta, gamma, llc, mcse=1.0, converged=True, diverged=0, drift=0.0):

@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 import torch
 
-from grokslt.checkpoint_llc import QuadraticNetLoss, estimate_checkpoints
-from grokslt.llc import estimate_llc, sampler_settings
-from grokslt.loss import centred_loss
-from grokslt.model import QuadraticNet, forward_pairs
-from grokslt.train import TrainConfig, train
+from grokslt.estimation.checkpoint_llc import QuadraticNetLoss, estimate_checkpoints
+from grokslt.estimation.llc import estimate_llc, sampler_settings
+from grokslt.training.loss import centred_loss
+from grokslt.training.model import QuadraticNet, forward_pairs
+from grokslt.training.train import TrainConfig, train
 
 SMALL = sampler_settings("paper_code", num_draws=200)
 
@@ -82,7 +82,7 @@ def test_native_sgnht_agrees_with_devinterps_within_monte_carlo_error(small_run)
 
 def test_init_loss_is_the_mean_of_distinct_batches_with_the_fused_loss(small_run):
     """The fused loss returns one reused buffer: L_init must still average three different batches."""
-    from grokslt.llc import initial_losses
+    from grokslt.estimation.llc import initial_losses
 
     data, checkpoints = small_run
     loss_fn = QuadraticNetLoss.training_set(data)

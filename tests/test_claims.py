@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grokslt.claims import CLAIMS, Evidence, evaluate, ols, wilson
+from grokslt.analysis.claims import CLAIMS, Evidence, evaluate, ols, wilson
 
 
 def summary_row(run, experiment, **values):

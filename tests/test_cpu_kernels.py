@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from grokslt import cpu_kernels
-from grokslt.checkpoint_llc import QuadraticNetLoss
-from grokslt.llc import estimate_llc, sampler_settings
-from grokslt.model import _pair_row_index, centred_loss_and_grad
+from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
+from grokslt.estimation.llc import estimate_llc, sampler_settings
+from grokslt.training.model import _pair_row_index, centred_loss_and_grad
 
 pytestmark = pytest.mark.skipif(
     shutil.which(os.environ.get("CC", "cc")) is None or os.environ.get("GROKSLT_CPU_KERNELS") == "0",

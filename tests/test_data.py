@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from grokslt.data import authors_pair_order, make_dataset, one_hot_inputs
+from grokslt.training.data import authors_pair_order, make_dataset, one_hot_inputs
 
 
 def test_authors_split_sizes_match_their_logs():

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from grokslt.data import make_dataset
-from grokslt.hessian import exact_trace, hutchinson_trace, network_loss
-from grokslt.model import QuadraticNet
+from grokslt.analysis.hessian import exact_trace, hutchinson_trace, network_loss
+from grokslt.training.data import make_dataset
+from grokslt.training.model import QuadraticNet
 
 
 def small_problem(p=5, hidden=6, scale=3.0):

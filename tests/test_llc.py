@@ -3,8 +3,9 @@ import pytest
 import torch
 from known_coefficients import normal_crossing_posterior_mean, reduced_rank_regression_llc
 
-from grokslt import cpu_kernels, llc
-from grokslt.llc import (
+from grokslt import cpu_kernels
+from grokslt.estimation import llc
+from grokslt.estimation.llc import (
     PRESETS,
     SamplerSettings,
     bias_reduced_llc,
@@ -246,7 +247,7 @@ def test_diagnostics_are_arvizs_on_the_saved_traces(tmp_path):
     from arviz_stats.base import array_stats
 
     from grokslt.cli import main
-    from grokslt.train import TrainConfig, train
+    from grokslt.training.train import TrainConfig, train
 
     train(TrainConfig(p=7, hidden=8, lr=1e-2, batch_size=16, eval_every=50, max_steps=100), tmp_path / "run")
     main(["llc", "--run", str(tmp_path / "run"), "--num-draws", "200", "--out", str(tmp_path / "llc.csv"),
@@ -267,7 +268,7 @@ def test_diagnostics_are_arvizs_on_the_saved_traces(tmp_path):
 
 
 def test_converged_needs_every_threshold():
-    from grokslt.diagnostics import diagnose
+    from grokslt.estimation.diagnostics import diagnose
 
     rng = np.random.default_rng(0)
     stationary = rng.normal(5.0, 1.0, size=(4, 1000))

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from grokslt.metrics import (
+from grokslt.training.metrics import (
     accuracy,
     grokking_severity,
     offset_corrected_accuracy,

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from grokslt.data import make_dataset, one_hot_inputs, one_hot_targets
-from grokslt.loss import authors_logged_loss, centred_loss
-from grokslt.model import (
+from grokslt.training.data import make_dataset, one_hot_inputs, one_hot_targets
+from grokslt.training.loss import authors_logged_loss, centred_loss
+from grokslt.training.model import (
     QuadraticNet,
     atom_norms,
     atoms,

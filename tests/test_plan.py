@@ -9,10 +9,11 @@ import pytest
 import yaml
 from workflow_support import REPO, TINY
 
-from grokslt import cli, plan
-from grokslt.experiments import expand_experiments
-from grokslt.train import TrainConfig
-from grokslt.workflow_config import check_config
+from grokslt import cli
+from grokslt.training.train import TrainConfig
+from grokslt.workflow import plan
+from grokslt.workflow.config import check_config
+from grokslt.workflow.experiments import expand_experiments
 
 MACHINE = plan.Machine(train=(1e-4, 1e-9), chain=(1e-4, 1e-9), start=1.0, figure=3.0)
 

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from workflow_support import REPO
 
+from grokslt.analysis.reference import DEFAULT_EARLY_STOP, EARLY_STOP, find_match, load_reference
+from grokslt.analysis.scorecard import sampler_comparable, scorecard
 from grokslt.errors import BadInput
-from grokslt.metrics import grokking_severity, transition_steps
-from grokslt.reference import DEFAULT_EARLY_STOP, EARLY_STOP, find_match, load_reference
-from grokslt.scorecard import sampler_comparable, scorecard
-from grokslt.train import TrainConfig
+from grokslt.training.metrics import grokking_severity, transition_steps
+from grokslt.training.train import TrainConfig
 
 REFERENCE = REPO / "reference"
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from grokslt import cpu_kernels, runtime
-from grokslt.train import TrainConfig, train
+from grokslt.training.train import TrainConfig, train
 
 SMALLEST_NORMAL = torch.finfo(torch.float32).tiny
 

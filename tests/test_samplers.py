@@ -8,8 +8,8 @@ import pytest
 import torch
 from known_coefficients import normal_crossing_posterior_mean
 
-from grokslt.llc import estimate_llc
-from grokslt.samplers import SAMPLERS, SamplerSettings
+from grokslt.estimation.llc import estimate_llc
+from grokslt.estimation.samplers import SAMPLERS, SamplerSettings
 
 
 @pytest.fixture

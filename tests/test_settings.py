@@ -11,14 +11,14 @@ import shlex
 import pytest
 from workflow_support import TINY, load, snakemake, write_config
 
+from grokslt.analysis.hessian import HessianSettings
 from grokslt.cli import build_parser
-from grokslt.data import DatasetSettings
 from grokslt.errors import BadInput
-from grokslt.experiments import dataset_id, run_id
-from grokslt.hessian import HessianSettings
-from grokslt.samplers import SamplerSettings
+from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import check_fields, fields, flag_name, from_arguments, to_arguments
-from grokslt.train import TrainConfig
+from grokslt.training.data import DatasetSettings
+from grokslt.training.train import TrainConfig
+from grokslt.workflow.experiments import dataset_id, run_id
 
 
 def another_value(f: dataclasses.Field, cls):

@@ -1,9 +1,8 @@
 import pytest
 import torch
 
-from grokslt import theory
-from grokslt.model import forward_pairs
-from grokslt.theory import (
+from grokslt.analysis import theory
+from grokslt.analysis.theory import (
     SUBABUNDANT,
     SUPERABUNDANT,
     active_atom_rank,
@@ -20,6 +19,7 @@ from grokslt.theory import (
     single_output_rank,
     stage2_llc,
 )
+from grokslt.training.model import forward_pairs
 
 
 def test_generic_llc_of_the_baseline_by_hand():

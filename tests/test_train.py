@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from grokslt.io import list_checkpoints, load_checkpoint
-from grokslt.train import AuthorsBatchSampler, TrainConfig, train
+from grokslt.training.train import AuthorsBatchSampler, TrainConfig, train
 
 TINY = dict(p=11, hidden=32, lr=1e-2, batch_size=16, eval_every=20, max_steps=200)
 

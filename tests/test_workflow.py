@@ -25,9 +25,9 @@ from workflow_support import (
     write_config,
 )
 
-from grokslt.experiments import dataset_id, expand_experiments
 from grokslt.figures import instances
-from grokslt.workflow_config import check_config, config_schema
+from grokslt.workflow.config import check_config, config_schema
+from grokslt.workflow.experiments import dataset_id, expand_experiments
 
 
 @pytest.mark.parametrize("configfile", [REPO / "config.yaml", REPO / "config" / "quick.yaml", TINY])
@@ -118,7 +118,7 @@ def set_path(config: dict, path: str, value):
 
 def test_the_schema_file_is_the_generated_schema():
     """workflow/schemas/config.schema.yaml documents the keys; it must be what the code checks."""
-    assert load(SCHEMA) == config_schema(), "regenerate: python -m grokslt.workflow_config > " + str(SCHEMA)
+    assert load(SCHEMA) == config_schema(), "regenerate: python -m grokslt.workflow.config > " + str(SCHEMA)
 
 
 def test_a_bad_config_fails_before_any_job_starts(tmp_path):

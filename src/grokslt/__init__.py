@@ -1,3 +1,23 @@
-"""grokslt: grokking in quadratic networks on modular addition, seen through singular learning theory."""
+"""grokslt: grokking in quadratic networks on modular addition, seen through singular learning theory.
+
+Where things are: the package is grouped by stage, in the order data flows; each folder imports only the
+folders above it in this list (tests/test_layers.py holds the rule).
+
+- base: `errors` (the one-line BadInput), `io` (atomic writes, checkpoints), `settings` (the `setting(...)`
+  fields every settings class is made of), `runtime` (threads, subnormal floats), `cpu_kernels` (the compiled
+  C kernels in `kernels/`, shared by the model's forward pass and the samplers)
+- `training/`: `data` (tasks and the train/validation split), `model` (the quadratic net in gather form),
+  `loss` (the centred MSE), `train` (the loop, checkpoints, resume), `metrics` (accuracy, GSM, grokking step),
+  `runs` (a trained run on disk, as every later stage reads it)
+- `estimation/`: `samplers` (SGLD, RMSProp-SGLD, SGNHT, MALA), `llc` (the estimator, presets, bias-reduced LLC),
+  `diagnostics` (R-hat, ESS, MCSE by ArviZ), `checkpoint_llc` (the native batched backend over checkpoints),
+  `devinterp_backend` (the reference implementation), `exact` (exact MALA references), `calibration`
+- `analysis/`: `hessian` (Hutchinson trace), `theory` (the closed forms and their rank checks), `accuracy`
+  (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `claims`
+- `figures/`: the figure registry (`FIGURES`) and one module per figure, drawn from tables alone
+- `workflow/`: `config` (validation and the generated schema), `experiments` (sweeps into run ids), `tables`
+  (per-run and summary tables), `plan` (the cost planner)
+- `cli`: the `grokslt` command; it parses arguments and calls the stages
+"""
 
 __version__ = "0.1.0"

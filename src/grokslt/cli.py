@@ -37,9 +37,9 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
-    from grokslt.checkpoint_llc import BACKENDS
-    from grokslt.llc import PRESETS
-    from grokslt.samplers import SamplerSettings
+    from grokslt.estimation.checkpoint_llc import BACKENDS
+    from grokslt.estimation.llc import PRESETS
+    from grokslt.estimation.samplers import SamplerSettings
 
     parser.add_argument("--preset", default="paper_code", help=" | ".join([*PRESETS, "calibrated"]))
     parser.add_argument("--calibration", help="calibration.json of `grokslt calibrate` (for --preset calibrated)")
@@ -49,7 +49,7 @@ def add_llc_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sampler_overrides(args: argparse.Namespace) -> dict:
-    from grokslt.samplers import SamplerSettings
+    from grokslt.estimation.samplers import SamplerSettings
 
     return settings.overrides_from_arguments(SamplerSettings, args)
 
@@ -60,7 +60,7 @@ def sampler_preset(args: argparse.Namespace):
         if args.calibration:
             raise ValueError(f"--calibration {args.calibration}: only with --preset calibrated")
         return args.preset
-    from grokslt.calibration import calibrated_settings
+    from grokslt.estimation.calibration import calibrated_settings
 
     if not args.calibration:
         raise ValueError("--preset calibrated: give the calibration's result with --calibration FILE")
@@ -69,13 +69,13 @@ def sampler_preset(args: argparse.Namespace):
 
 @command("train", "train one network, writing checkpoints and train_log.csv")
 def run_train(args: argparse.Namespace) -> None:
-    from grokslt.train import TrainConfig, train
+    from grokslt.training.train import TrainConfig, train
 
     config = settings.from_arguments(TrainConfig, args)
     settings.check_fields(config)
     data = None
     if args.dataset:
-        from grokslt.data import load_dataset
+        from grokslt.training.data import load_dataset
 
         data = load_dataset(args.dataset)
     trainer = train(config, args.out, data=data)
@@ -88,7 +88,7 @@ def run_train(args: argparse.Namespace) -> None:
 
 @command("dataset", "write the train/validation split of Z_p x Z_p")
 def run_dataset(args: argparse.Namespace) -> None:
-    from grokslt.data import DatasetSettings, save_dataset
+    from grokslt.training.data import DatasetSettings, save_dataset
 
     dataset = settings.from_arguments(DatasetSettings, args)
     settings.check_fields(dataset)
@@ -97,7 +97,7 @@ def run_dataset(args: argparse.Namespace) -> None:
 
 @command("llc", "estimate the LLC at checkpoints of a run")
 def run_llc(args: argparse.Namespace) -> None:
-    from grokslt.checkpoint_llc import write_llc_table
+    from grokslt.estimation.checkpoint_llc import write_llc_table
 
     write_llc_table(
         run_dir=args.run,
@@ -118,7 +118,7 @@ def run_llc(args: argparse.Namespace) -> None:
 
 @command("hessian", "Hutchinson (and exact) Hessian trace of L_n at checkpoints of a run")
 def run_hessian(args: argparse.Namespace) -> None:
-    from grokslt.hessian import HessianSettings, write_hessian_table
+    from grokslt.analysis.hessian import HessianSettings, write_hessian_table
 
     overrides = settings.overrides_from_arguments(HessianSettings, args)
     write_hessian_table(args.run, args.out, args.preset, overrides, args.steps, args.chunk, args.seed)
@@ -126,7 +126,7 @@ def run_hessian(args: argparse.Namespace) -> None:
 
 @command("theory", "closed-form LLCs and their numerical checks, or theory at a run's checkpoints")
 def run_theory(args: argparse.Namespace) -> None:
-    from grokslt import theory
+    from grokslt.analysis import theory
 
     if args.run:
         theory.write_checkpoint_theory(args.run, args.out, args.steps, args.chunk, args.mass, args.atom_rank_max)
@@ -167,7 +167,7 @@ def parse_pair(text: str) -> tuple[int, int]:
 
 @command("sensitivity", "the LLC at one checkpoint over a grid of SGLD step size x localization")
 def run_sensitivity(args: argparse.Namespace) -> None:
-    from grokslt.checkpoint_llc import write_sensitivity_table
+    from grokslt.estimation.checkpoint_llc import write_sensitivity_table
 
     write_sensitivity_table(
         args.run,
@@ -185,8 +185,8 @@ def run_sensitivity(args: argparse.Namespace) -> None:
 
 @command("calibrate", "estimate a grid of sampler settings at one checkpoint and choose by the documented rule")
 def run_calibrate(args: argparse.Namespace) -> None:
-    from grokslt.calibration import calibrate
-    from grokslt.llc import sampler_settings
+    from grokslt.estimation.calibration import calibrate
+    from grokslt.estimation.llc import sampler_settings
 
     base = sampler_settings(sampler_preset(args), **sampler_overrides(args))
     report = calibrate(
@@ -202,7 +202,7 @@ def run_calibrate(args: argparse.Namespace) -> None:
 
 @command("tables", "join a run's log, LLC, Hessian and theory tables into params.csv and loss_data.csv")
 def run_tables(args: argparse.Namespace) -> None:
-    from grokslt.tables import write_run_tables
+    from grokslt.workflow.tables import write_run_tables
 
     write_run_tables(args.id, args.run, args.llc, args.hessian, args.theory, args.params_out, args.loss_out)
 
@@ -211,7 +211,7 @@ def run_tables(args: argparse.Namespace) -> None:
 def run_summary(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from grokslt.tables import write_summary
+    from grokslt.workflow.tables import write_summary
 
     runs = {Path(path).name: Path(path) for path in args.runs}
     membership = {}
@@ -226,7 +226,7 @@ def run_summary(args: argparse.Namespace) -> None:
 
 @command("claims", "test each of the paper's claims, per sampler preset, into claims.csv")
 def run_claims(args: argparse.Namespace) -> None:
-    from grokslt.claims import write_claims
+    from grokslt.analysis.claims import write_claims
 
     rows = write_claims(args.summary, args.loss_data, args.certified, args.sensitivity, args.out)
     for row in rows:
@@ -237,7 +237,8 @@ def run_claims(args: argparse.Namespace) -> None:
 def run_accuracy(args: argparse.Namespace) -> None:
     import json
 
-    from grokslt.accuracy import ReferenceSettings, write_accuracy
+    from grokslt.analysis.accuracy import write_accuracy
+    from grokslt.estimation.exact import ReferenceSettings
 
     try:
         methods = json.loads(args.methods)
@@ -251,7 +252,7 @@ def run_accuracy(args: argparse.Namespace) -> None:
 def run_scorecard(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from grokslt.scorecard import write_scorecard
+    from grokslt.analysis.scorecard import write_scorecard
 
     reference = None if args.reference == "none" else Path(args.reference).parent
     rows = write_scorecard(args.summary, args.loss_data, reference, args.out)
@@ -266,9 +267,9 @@ def run_plan(args: argparse.Namespace) -> None:
 
     import yaml
 
-    from grokslt.experiments import expand_experiments
-    from grokslt.plan import describe, logged_stops, measure, plan
-    from grokslt.workflow_config import check_config
+    from grokslt.workflow.config import check_config
+    from grokslt.workflow.experiments import expand_experiments
+    from grokslt.workflow.plan import describe, logged_stops, measure, plan
 
     try:
         config = yaml.safe_load(Path(args.configfile).read_text())
@@ -306,10 +307,10 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from grokslt.data import DatasetSettings
-    from grokslt.hessian import PRESETS as HESSIAN_PRESETS
-    from grokslt.hessian import HessianSettings
-    from grokslt.train import TrainConfig
+    from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
+    from grokslt.analysis.hessian import HessianSettings
+    from grokslt.training.data import DatasetSettings
+    from grokslt.training.train import TrainConfig
 
     parser = argparse.ArgumentParser(prog="grokslt", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"grokslt {__version__}")

@@ -6,13 +6,13 @@ import re
 import shlex
 import sys
 
-from grokslt.data import DatasetSettings
-from grokslt.experiments import check_references, dataset_id, expand_experiments, run_llc
+from grokslt.training.data import DatasetSettings
+from grokslt.workflow.experiments import check_references, dataset_id, expand_experiments, run_llc
 from grokslt.figures import OPTIONAL, READS, experiment_settings, instances
-from grokslt.hessian import HessianSettings
-from grokslt.samplers import SamplerSettings
+from grokslt.analysis.hessian import HessianSettings
+from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import fields, mapping_to_arguments, to_arguments
-from grokslt.workflow_config import ConfigError, check_config
+from grokslt.workflow.config import ConfigError, check_config
 
 try:
     config.update(check_config(config))

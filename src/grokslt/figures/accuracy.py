@@ -1,6 +1,6 @@
 """New: how accurate each LLC method is on small quadratic networks: its relative bias against the
 exact MALA reference (bars: its spread over seeds, relative to the reference), per nbeta, one panel
-per point (grokslt.accuracy); and the reference itself against nbeta beside the learning coefficient
+per point (grokslt.analysis.accuracy); and the reference itself against nbeta beside the learning coefficient
 theory gives at the point."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """New: the sampler calibration at one checkpoint: the LLC estimate (with its MCSE) against the step
 size, one line per (nbeta, localization); grid points that fail the rule hollow, the chosen one starred
-(grokslt.calibration)."""
+(grokslt.estimation.calibration)."""
 
 from __future__ import annotations
 

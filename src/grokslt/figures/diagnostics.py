@@ -1,6 +1,6 @@
 """New: sampler diagnostics for one run: the chains' sampled loss at a few checkpoints, the estimate
 against the number of draws, and R-hat and the effective sample sizes at every checkpoint beside their
-thresholds (grokslt.diagnostics). A chain that is still climbing has not reached stationarity."""
+thresholds (grokslt.estimation.diagnostics). A chain that is still climbing has not reached stationarity."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from grokslt.diagnostics import ESS_PER_CHAIN, R_HAT_MAX
+from grokslt.estimation.diagnostics import ESS_PER_CHAIN, R_HAT_MAX
 from grokslt.figures import inputs, style
 
 

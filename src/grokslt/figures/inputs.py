@@ -29,7 +29,7 @@ class Tables:
 
     def authors_runs(self) -> list:
         """The authors' logged runs for overlays, or [] where the figure was given none."""
-        from grokslt.reference import load_reference
+        from grokslt.analysis.reference import load_reference
 
         path = getattr(self.args, "reference", None)
         return load_reference(Path(path).parent) if path else []

@@ -41,8 +41,8 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
 
 def overlay_authors(ax, rows: pd.DataFrame, x: str, authors) -> None:
     """The authors' final LLC for each run of the same settings and sampler (open grey markers)."""
-    from grokslt.reference import find_match
-    from grokslt.scorecard import sampler_comparable
+    from grokslt.analysis.reference import find_match
+    from grokslt.analysis.scorecard import sampler_comparable
 
     points = []
     for _, row in rows.iterrows():

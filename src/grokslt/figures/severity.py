@@ -9,14 +9,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from grokslt.figures import inputs, style
-from grokslt.metrics import grokking_severity
+from grokslt.training.metrics import grokking_severity
 
 
 def authors_values(rows: pd.DataFrame, authors) -> pd.DataFrame:
     """Per run of ours with an authors' log of the same settings: their GSM and, where their sampler was
     ours, their peak LLC (the scorecard's rule)."""
-    from grokslt.reference import find_match
-    from grokslt.scorecard import sampler_comparable
+    from grokslt.analysis.reference import find_match
+    from grokslt.analysis.scorecard import sampler_comparable
 
     values = []
     for _, row in rows.iterrows():

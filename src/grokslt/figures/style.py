@@ -53,7 +53,7 @@ def note_diverged(fig, summary: pd.DataFrame, experiments: Iterable[str]) -> Non
 
 def mark_convergence(ax, table: pd.DataFrame, colour, labelled: bool = True, size: float = 2.5) -> None:
     """LLC markers per checkpoint: filled where the estimate passed the convergence diagnostics, hollow
-    where it did not (grokslt.diagnostics)."""
+    where it did not (grokslt.estimation.diagnostics)."""
     converged = table["converged"].astype(bool)
     labels = ("converged", "not converged") if labelled else (None, None)
     ax.plot(table["step"][converged], table["llc"][converged], "o", color=colour, markersize=size, label=labels[0])

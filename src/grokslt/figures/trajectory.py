@@ -86,8 +86,8 @@ def fig2(read, experiment: str, band_experiment: str | None):
 def overlay_authors(authors, run, acc_ax, llc_ax, width: float = 0.6) -> bool:
     """The authors' log of the same settings, thin and grey: accuracies always, the LLC where their
     sampler settings were ours. Whether there was one."""
-    from grokslt.reference import find_match
-    from grokslt.scorecard import sampler_comparable
+    from grokslt.analysis.reference import find_match
+    from grokslt.analysis.scorecard import sampler_comparable
 
     match = find_match(run, authors)
     if match is None:

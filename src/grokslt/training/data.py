@@ -2,7 +2,7 @@
 
 The paper's task is addition, c = (a + b) mod p; TASKS names the others a run may train on. Adding a
 task is one entry there. Inputs are stored as index pairs (a, b) rather than one-hot vectors
-x = [e_a; e_b]: the network's first layer is then a gather (see `grokslt.model`). `one_hot_inputs`
+x = [e_a; e_b]: the network's first layer is then a gather (see `grokslt.training.model`). `one_hot_inputs`
 builds the dense form when needed.
 """
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pandas as pd
 
 from grokslt.errors import BadInput
-from grokslt.llc import PRESETS
+from grokslt.estimation.llc import PRESETS
 
 # the early-stop rule of each of their sweeps (their training.py): flatness runs wait 10 evaluations at 0.99
 EARLY_STOP = {"flatness_test": (0.99, 10), "sweep_seeds": (0.99, 10)}
-# sampler settings a sweep's params.csv leaves out, from the code that ran it (grokslt.llc.PRESETS)
+# sampler settings a sweep's params.csv leaves out, from the code that ran it (grokslt.estimation.llc.PRESETS)
 UNLOGGED_SAMPLER = {"sweep_batch_lr_wd": "paper_code_lr_wd"}
 DEFAULT_EARLY_STOP = (0.95, 3)
 MATCHED = ("p", "hidden", "train_frac", "optimizer", "lr", "weight_decay", "batch_size", "seed")

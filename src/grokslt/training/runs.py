@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grokslt.data import ModularArithmetic
 from grokslt.errors import BadInput
 from grokslt.io import list_checkpoints, load_checkpoint
-from grokslt.train import TrainConfig
+from grokslt.training.data import ModularArithmetic
+from grokslt.training.train import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def thinned_steps(run: Run, every: int) -> list[int]:
     (memorisation, val 50% and 95%, saturation): dense where the LLC moves, sparse elsewhere."""
     import pandas as pd
 
-    from grokslt.metrics import transition_steps
+    from grokslt.training.metrics import transition_steps
 
     if every < 1:
         raise BadInput(f"--every {every}: expected a positive integer")

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from grokslt.llc import sampler_settings
-from grokslt.train import TrainConfig, Trainer
+from grokslt.estimation.llc import sampler_settings
+from grokslt.training.train import TrainConfig, Trainer
 
 SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement
 BUSY = 0.5  # load per core above which a measurement is slowed by other work
@@ -57,7 +57,14 @@ def measure(steps: int = 100, repeats: int = 3) -> Machine:
 
 # what a job imports before it works: the commands' modules, torch.func (the Hessian), pandas, ArviZ
 JOB_START = "import " + ", ".join(
-    ["grokslt.cli", "grokslt.hessian", "grokslt.checkpoint_llc", "grokslt.tables", "grokslt.diagnostics", "torch.func"]
+    [
+        "grokslt.cli",
+        "grokslt.analysis.hessian",
+        "grokslt.estimation.checkpoint_llc",
+        "grokslt.workflow.tables",
+        "grokslt.estimation.diagnostics",
+        "torch.func",
+    ]
 )
 DRAW = """
 import tempfile, os, grokslt.cli, torch, pandas, seaborn, matplotlib.pyplot as plt
@@ -79,8 +86,8 @@ def measure_size(p: int, K: int, batch: int, steps: int, repeats: int) -> tuple[
     """(seconds per training step, seconds per SGLD step of one chain) at one model size."""
     import tempfile
 
-    from grokslt.checkpoint_llc import QuadraticNetLoss
-    from grokslt.llc import estimate_llc
+    from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
+    from grokslt.estimation.llc import estimate_llc
 
     config = TrainConfig(p=p, hidden=K, batch_size=batch, train_frac=0.5, early_stop=False)
     with tempfile.TemporaryDirectory() as out:
@@ -136,9 +143,9 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
 
 def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | None = None) -> dict:
     """Per experiment and in total: runs, checkpoints, estimates, CPU seconds, and wall seconds on `cores`."""
-    from grokslt.experiments import expand_experiments, run_llc
     from grokslt.figures import instances
-    from grokslt.workflow_config import check_config
+    from grokslt.workflow.config import check_config
+    from grokslt.workflow.experiments import expand_experiments, run_llc
 
     config = check_config(config)
     runs, membership = expand_experiments(config)
@@ -227,7 +234,7 @@ def figure_costs(config, membership, costs, studies, cores: int, machine: Machin
 
 def logged_stops(runs: dict[str, TrainConfig], reference_root) -> dict[str, int]:
     """The authors' logged stop step of every run whose settings match one of their runs."""
-    from grokslt.reference import find_match, load_reference
+    from grokslt.analysis.reference import find_match, load_reference
 
     authors = load_reference(reference_root)
     stops = {}

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from grokslt.data import PAPER_TASK
-from grokslt.model import atom_norms, forward_pairs, hidden_pre_activation
+from grokslt.training.data import PAPER_TASK
+from grokslt.training.model import atom_norms, forward_pairs, hidden_pre_activation
 
 SUBABUNDANT, SUPERABUNDANT = "subabundant", "superabundant"
 
@@ -293,7 +293,7 @@ def write_theory_tables(out_dir, sizes, grid_p, grid_K, single_d, single_K, seed
 
 def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 0.99, atom_rank_max: int = 0):
     from grokslt.io import write_csv
-    from grokslt.runs import load_run, select_run_steps
+    from grokslt.training.runs import load_run, select_run_steps
 
     run = load_run(run_dir)
     selected = select_run_steps(run, steps, chunk)

@@ -3,7 +3,7 @@
 At a point w* (a trained minimum or the random initial point of a run) and a given (nbeta, gamma), the
 estimand is E[nbeta (L_n(w) - L_n(w*))] under the localized tempered posterior
 exp(-nbeta L_n(w) - gamma/2 ||w - w*||^2). The reference is long full-batch MALA chains in float64
-(exact for that posterior whatever the step, which is tuned to an acceptance rate in [0.5, 0.9]),
+(`grokslt.estimation.exact`: exact for that posterior whatever the step, tuned to an acceptance rate in [0.5, 0.9]),
 checked by R-hat and ESS. Each method (a named set of sampler settings, run as the pipeline runs it) is
 repeated over seeds: its bias against the reference, its spread and its cost. Over the nbeta grid, the
 bias-reduced estimate (the intercept of the estimates against 1 / log nbeta) is compared with the
@@ -20,67 +20,19 @@ learning coefficient that theory gives at the point (`truth`, see README "Ground
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from grokslt.checkpoint_llc import QuadraticNetLoss
-from grokslt.llc import bias_reduced_llc, estimate_llc, sampler_settings
-from grokslt.loss import centred_residual
-from grokslt.model import forward_pairs
-from grokslt.samplers import SamplerSettings
-from grokslt.theory import numerical_rank
+from grokslt.analysis.theory import numerical_rank
+from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
+from grokslt.estimation.exact import ReferenceSettings, reference_estimate
+from grokslt.estimation.llc import bias_reduced_llc, estimate_llc, sampler_settings
+from grokslt.estimation.samplers import SamplerSettings
+from grokslt.training.loss import centred_residual
+from grokslt.training.model import forward_pairs
 
 INTERPOLATION_LOSS = 1e-5  # L_n(w*) below this is an interpolating minimum: nbeta L_n(w*) < 0.01 at nbeta 1000
-ACCEPT_RANGE = (0.5, 0.9)
-
-
-@dataclass(frozen=True)
-class ReferenceSettings:
-    num_chains: int = 16
-    num_burnin: int = 2000
-    num_draws: int = 20000
-
-
-def tuned_mala_step(loss_fn, params, n, nbeta, gamma, seed, first: float = 1e-3) -> tuple[float, float]:
-    """(step size, acceptance rate) of short MALA runs, halving or doubling the step until the rate
-    lies in ACCEPT_RANGE."""
-    step, rate = first, 0.0
-    for _ in range(16):
-        settings = SamplerSettings(step_size=step, localization=gamma, num_chains=4, num_burnin=0, num_draws=300,
-                                   nbeta=nbeta, sampler="mala")  # fmt: skip
-        rate = estimate_llc(loss_fn, params, n, settings, n, seed).summary()["accept_rate"]
-        if rate < ACCEPT_RANGE[0]:
-            step /= 2
-        elif rate > ACCEPT_RANGE[1]:
-            step *= 2
-        else:
-            break
-    return step, rate
-
-
-def reference_estimate(data, params, nbeta: float, gamma: float, seed: int, reference: ReferenceSettings) -> dict:
-    """The exact estimand by long float64 MALA chains, with their diagnostics."""
-    loss_fn = QuadraticNetLoss.training_set(data)
-    exact = {k: v.double() for k, v in params.items()}
-    began = time.perf_counter()
-    step, _ = tuned_mala_step(loss_fn, exact, data.n_train, nbeta, gamma, seed)
-    settings = SamplerSettings(step_size=step, localization=gamma, num_chains=reference.num_chains,
-                               num_burnin=reference.num_burnin, num_draws=reference.num_draws, nbeta=nbeta,
-                               sampler="mala")  # fmt: skip
-    result = estimate_llc(loss_fn, exact, data.n_train, settings, data.n_train, seed)
-    summary = result.summary()
-    return {
-        "reference": result.llc_mean,
-        "reference_mcse": summary["mcse"],
-        "reference_r_hat": summary["r_hat"],
-        "reference_ess": summary["ess_bulk"],
-        "reference_converged": summary["converged"],
-        "reference_step": step,
-        "reference_accept": summary["accept_rate"],
-        "reference_seconds": time.perf_counter() - began,
-    }
 
 
 def method_estimates(data, params, settings: SamplerSettings, batch_size: int, repeats: int) -> dict:
@@ -184,7 +136,7 @@ def write_accuracy(run_dirs, out, nbetas, gamma, methods: dict, repeats: int, re
 
     from grokslt.errors import BadInput
     from grokslt.io import load_checkpoint, write_csv
-    from grokslt.runs import load_run
+    from grokslt.training.runs import load_run
 
     if not methods:
         raise BadInput("--methods: give at least one method")

@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from grokslt.checkpoint_llc import settings_columns
-from grokslt.data import PAPER_TASK
-from grokslt.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
+from grokslt.analysis.theory import closed_form_row
+from grokslt.estimation.checkpoint_llc import settings_columns
+from grokslt.estimation.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
+from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
-from grokslt.metrics import grokking_severity, transition_steps
-from grokslt.samplers import SamplerSettings
-from grokslt.theory import closed_form_row
-from grokslt.train import TrainConfig, versions
+from grokslt.training.data import PAPER_TASK
+from grokslt.training.metrics import grokking_severity, transition_steps
+from grokslt.training.train import TrainConfig, versions
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
 SAMPLER_COLUMNS = [c for c in settings_columns(SamplerSettings(), "preset", "backend", 2, 0) if c != "batch_size"]

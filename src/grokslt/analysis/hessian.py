@@ -23,9 +23,9 @@ import torch
 from torch.func import grad, jvp, vmap
 
 from grokslt.errors import BadInput
-from grokslt.loss import centred_loss
-from grokslt.model import forward_pairs, hidden_pre_activation
 from grokslt.settings import as_columns, check_fields, setting
+from grokslt.training.loss import centred_loss
+from grokslt.training.model import forward_pairs, hidden_pre_activation
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def write_hessian_table(
 ) -> list[dict]:
     """Hutchinson and exact traces of L_n at the selected checkpoints of a run, one CSV row each."""
     from grokslt.io import write_csv
-    from grokslt.runs import load_run, select_run_steps, step_seed
+    from grokslt.training.runs import load_run, select_run_steps, step_seed
 
     settings = hessian_settings(preset, **(overrides or {}))
     probes = settings.num_probes

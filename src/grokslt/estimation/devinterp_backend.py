@@ -14,12 +14,12 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from grokslt.data import ModularArithmetic
 from grokslt.errors import BadInput
-from grokslt.llc import LLCResult, chain_statistics
-from grokslt.loss import centred_loss
-from grokslt.model import QuadraticNet
-from grokslt.samplers import SamplerSettings
+from grokslt.estimation.llc import LLCResult, chain_statistics
+from grokslt.estimation.samplers import SamplerSettings
+from grokslt.training.data import ModularArithmetic
+from grokslt.training.loss import centred_loss
+from grokslt.training.model import QuadraticNet
 
 SUPPORTED = ("sgld", "sgnht")
 

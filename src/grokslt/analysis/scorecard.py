@@ -1,4 +1,4 @@
-"""How close each run is to the authors' log of the same settings (`grokslt.reference`).
+"""How close each run is to the authors' log of the same settings (`grokslt.analysis.reference`).
 
 For each of our runs with a matching authors' run, both read at the authors' evaluation schedule: the
 steps at which it memorises, reaches 50% and 95% validation accuracy and stops; the LLC at those steps
@@ -13,10 +13,10 @@ import math
 
 import pandas as pd
 
+from grokslt.analysis.reference import AuthorsRun, find_match, load_reference
+from grokslt.estimation.llc import PRESETS
 from grokslt.io import write_csv
-from grokslt.llc import PRESETS
-from grokslt.metrics import grokking_severity, transition_steps
-from grokslt.reference import AuthorsRun, find_match, load_reference
+from grokslt.training.metrics import grokking_severity, transition_steps
 
 COLUMNS = ["experiment", "run", "authors_run", "metric", "ours", "theirs", "deviation", "relative_deviation", "note"]
 MARKERS = {"memorisation_step": "memorised", "grok_step_50": "val 50%", "grok_step_95": "val 95%", "final_step": "stop"}

@@ -1,6 +1,6 @@
 """The local learning coefficient (appendix B), batched over chains.
 
-The target is exp(-n beta L_n(w) - gamma/2 ||w - w*||^2), sampled by one of `grokslt.samplers` (by
+The target is exp(-n beta L_n(w) - gamma/2 ||w - w*||^2), sampled by one of `grokslt.estimation.samplers` (by
 default devinterp's SGLD). A draw records the loss L_B of the step's minibatch at w_t before the
 update (L_n for full-batch samplers); after `num_burnin` steps, `num_draws` draws give the chain's
 estimate nbeta (mean L_B - L_init), and the LLC is the mean over chains. `estimate_llc` works for any
@@ -20,10 +20,10 @@ import torch
 
 from grokslt import cpu_kernels
 from grokslt.cpu_kernels import NormalStream
-from grokslt.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
-from grokslt.diagnostics import Diagnostics, diagnose
 from grokslt.errors import BadInput, ComputationFailed
-from grokslt.samplers import SAMPLERS, Chains, SamplerSettings
+from grokslt.estimation.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
+from grokslt.estimation.diagnostics import Diagnostics, diagnose
+from grokslt.estimation.samplers import SAMPLERS, Chains, SamplerSettings
 from grokslt.settings import check_fields
 
 Params = dict[str, torch.Tensor]

@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 
 from grokslt.settings import check_fields
-from grokslt.train import TrainConfig
+from grokslt.training.train import TrainConfig
 
 TRAIN_KEYS = [f.name for f in dataclasses.fields(TrainConfig) if not f.name.startswith("early_stop")]
 BASELINE = TrainConfig()
@@ -149,8 +149,8 @@ LLC_JOB_KEYS = ("chunk_size", "stack")
 
 def experiment_llc(config: dict, experiment: str) -> dict:
     """The sampler keys of an experiment's LLC jobs: the global `llc:`, updated by its own `llc:`, checked."""
-    from grokslt.llc import sampler_settings
-    from grokslt.samplers import SamplerSettings
+    from grokslt.estimation.llc import sampler_settings
+    from grokslt.estimation.samplers import SamplerSettings
 
     block = {**config["llc"], **(config["experiments"][experiment] or {}).get("llc", {})}
     block = {key: value for key, value in block.items() if key not in LLC_JOB_KEYS}
@@ -160,7 +160,7 @@ def experiment_llc(config: dict, experiment: str) -> dict:
         base = SamplerSettings() if block["preset"] == "calibrated" else block["preset"]
         settings = sampler_settings(base, **overrides)
         if block["backend"] == "devinterp":
-            from grokslt.devinterp_backend import check_supported
+            from grokslt.estimation.devinterp_backend import check_supported
 
             check_supported(settings)
     except ValueError as error:

@@ -1,6 +1,6 @@
 """LLC estimates of the quadratic network at training checkpoints, by either backend.
 
-`native` runs the batched SGLD of `grokslt.llc` with the hand-derived gradient of the gather-form
+`native` runs the batched SGLD of `grokslt.estimation.llc` with the hand-derived gradient of the gather-form
 network; `devinterp` runs the same estimate through devinterp 1.3.2, the field's reference. Each
 checkpoint's chains are seeded from (seed, step), so an estimate does not depend on which other
 checkpoints share its job.
@@ -17,13 +17,13 @@ import numpy as np
 import torch
 
 from grokslt import cpu_kernels
-from grokslt.data import ModularArithmetic
 from grokslt.errors import BadInput, ComputationFailed
-from grokslt.llc import LLCResult, estimate_llc_stacked, result_columns
-from grokslt.model import centred_loss_and_grad
-from grokslt.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
-from grokslt.samplers import SamplerSettings
+from grokslt.estimation.llc import LLCResult, estimate_llc_stacked, result_columns
+from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import as_columns
+from grokslt.training.data import ModularArithmetic
+from grokslt.training.model import centred_loss_and_grad
+from grokslt.training.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
 
 BACKENDS = ("native", "devinterp")
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class QuadraticNetLoss:
-    """loss_fn for `grokslt.llc`: the centred minibatch loss of the network on the training set,
+    """loss_fn for `grokslt.estimation.llc`: the centred minibatch loss of the network on the training set,
     with its gradient. params {"W": [C, 2p, K], "V": [C, p, K]}, idx [C, B] -> (loss [C], grads).
 
     On a CPU with the compiled kernels, everything but the three GEMMs runs in `grokslt.cpu_kernels`
@@ -117,7 +117,7 @@ def estimate_checkpoints(
     if backend not in BACKENDS:
         raise BadInput(f"backend = {backend!r}: expected one of {BACKENDS}")
     if backend == "devinterp":
-        from grokslt.devinterp_backend import check_supported, devinterp_estimate
+        from grokslt.estimation.devinterp_backend import check_supported, devinterp_estimate
 
         check_supported(settings)
     else:
@@ -178,14 +178,14 @@ def write_llc_table(
 ) -> list[dict]:
     """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
     (and optionally the loss traces). Every input is checked before the first estimate."""
+    from grokslt.estimation.llc import sampler_settings
     from grokslt.io import save_npz, write_csv
-    from grokslt.llc import sampler_settings
 
     settings = sampler_settings(preset, **(overrides or {}))
     if backend not in BACKENDS:
         raise BadInput(f"backend = {backend!r}: expected one of {BACKENDS}")
     if backend == "devinterp":
-        from grokslt.devinterp_backend import check_supported
+        from grokslt.estimation.devinterp_backend import check_supported
 
         check_supported(settings)
     if stack < 1:
@@ -238,8 +238,8 @@ def write_sensitivity_table(
 ) -> list[dict]:
     """Appendix B.2: the LLC at one checkpoint over a grid of SGLD step size x localization; the
     other sampler settings are the preset's with `overrides`."""
+    from grokslt.estimation.llc import sampler_settings
     from grokslt.io import write_csv
-    from grokslt.llc import sampler_settings
 
     base = {k: v for k, v in (overrides or {}).items() if k not in ("step_size", "localization")}
     grid = [sampler_settings(preset, **base, step_size=e, localization=g) for e in step_sizes for g in localizations]

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from grokslt import cpu_kernels
-from grokslt.loss import centred_residual
+from grokslt.training.loss import centred_residual
 
 
 class QuadraticNet(nn.Module):

@@ -2,7 +2,7 @@
 
 Every point of the grid step size x nbeta x localization is estimated with its diagnostics. A point
 qualifies when
-1. no chain diverged and the estimate passed the convergence diagnostics (`grokslt.diagnostics`), and
+1. no chain diverged and the estimate passed the convergence diagnostics (`grokslt.estimation.diagnostics`), and
 2. it is stable under halving the step size: the next smaller step size of the grid at the same nbeta
    and localization (at most STEP_RATIO_MAX times smaller) also converged, and the two estimates differ
    by at most max(STABLE_MCSE x their combined MCSE, STABLE_RELATIVE x the smaller step's estimate).
@@ -19,12 +19,12 @@ import json
 import math
 from pathlib import Path
 
-from grokslt.checkpoint_llc import estimate_checkpoints, settings_columns
 from grokslt.errors import BadInput, ComputationFailed
+from grokslt.estimation.checkpoint_llc import estimate_checkpoints, settings_columns
+from grokslt.estimation.llc import result_columns
+from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv, write_text
-from grokslt.llc import result_columns
-from grokslt.runs import load_run, parse_steps, select_steps
-from grokslt.samplers import SamplerSettings
+from grokslt.training.runs import load_run, parse_steps, select_steps
 
 STEP_RATIO_MAX = 2.5
 STABLE_MCSE = 2.0

@@ -2,7 +2,7 @@
 
 The target is exp(-U(w)) with U(w) = nbeta L_n(w) + gamma/2 ||w - w*||^2. Every sampler moves a batch
 of chains (each tensor [R, ...], one row per chain) by `step`, given the loss and gradient of the
-current minibatch; the chain loop (`grokslt.llc.run_chains`), the LLC statistics, the command line and
+current minibatch; the chain loop (`grokslt.estimation.llc.run_chains`), the LLC statistics, the command line and
 the tables do not know which one runs. Adding a sampler is one class here, registered in SAMPLERS:
 
 - `sgld`: devinterp's SGLD (1.3.2 and 2.x), w <- w - (eps/2)(nbeta g + gamma (w - w*) + lambda w)

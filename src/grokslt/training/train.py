@@ -27,7 +27,6 @@ import numpy as np
 import torch
 
 from grokslt import __version__
-from grokslt.data import DatasetSettings, ModularArithmetic
 from grokslt.errors import BadInput
 from grokslt.io import (
     checkpoint_path,
@@ -38,10 +37,11 @@ from grokslt.io import (
     write_csv,
     write_json,
 )
-from grokslt.loss import authors_logged_loss, centred_loss
-from grokslt.metrics import accuracy, offset_corrected_accuracy
-from grokslt.model import QuadraticNet, centred_loss_and_grad, forward_pairs
 from grokslt.settings import check_fields, setting
+from grokslt.training.data import DatasetSettings, ModularArithmetic
+from grokslt.training.loss import authors_logged_loss, centred_loss
+from grokslt.training.metrics import accuracy, offset_corrected_accuracy
+from grokslt.training.model import QuadraticNet, centred_loss_and_grad, forward_pairs
 
 log = logging.getLogger(__name__)
 
