@@ -13,6 +13,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/lock.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/llc.smk"
@@ -22,8 +23,17 @@ include: "workflow/rules/theory.smk"
 include: "workflow/rules/figures.smk"
 
 
+onstart:
+    take_results_lock()
+
+
 onsuccess:
+    release_results_lock()
     report_diverged_runs()
+
+
+onerror:
+    release_results_lock()
 
 
 rule all:

@@ -146,3 +146,20 @@ def test_missing_run_is_named(tmp_path):
         timeout=120,
     )
     assert result.returncode == 2 and "no run.json there" in result.stderr
+
+
+def test_help_shows_examples_that_parse(capsys):
+    import shlex
+
+    from grokslt.cli import EXAMPLES, build_parser
+
+    with pytest.raises(SystemExit) as exit:
+        main(["--help"])
+    assert exit.value.code == 0
+    assert "Examples" in capsys.readouterr().out
+    commands = EXAMPLES.replace("\\\n", " ").splitlines()
+    examples = [shlex.split(line)[1:] for line in commands if line.strip().startswith("grokslt ")]
+    assert len(examples) >= 4
+    for words in examples:
+        if "--help" not in words:
+            build_parser().parse_args(words)  # every flag of every example exists

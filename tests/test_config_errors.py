@@ -1,16 +1,20 @@
 """Config mistakes as a new user makes them in a copy of config/quick.yaml: each ends in a few lines
-that name the key, what is wrong and what is allowed, before any job starts; sections and figure
-entries with sensible defaults may be left out."""
+that name the key, what is wrong and what is allowed, before any job starts, every mistake at once;
+sections and figure entries with sensible defaults may be left out. A config is read as a person
+writes it (`1e-3` is a number, an empty section its defaults), a key given twice is refused, and a
+config of one experiment runs, leaving out with a line what needs the experiments it lacks."""
 
 from __future__ import annotations
 
 import copy
 
 import pytest
-from workflow_support import REPO, load, snakemake, write_config
+import yaml
+from workflow_support import REPO, TINY, load, snakemake, write_config
 
-pytestmark = pytest.mark.slow  # one dry run of Snakemake (2-6 s) per case
+from grokslt.workflow.config import ConfigError, check_config, check_workflow, duplicate_keys
 
+# (the tests marked slow make one dry run of Snakemake, 2-6 s, each)
 QUICK = load(REPO / "config" / "quick.yaml")
 MAX_LINES = 10
 
@@ -59,6 +63,7 @@ def dry_run(tmp_path, configfile):
     return result, (result.stdout + result.stderr).strip().splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mistake", sorted(MISTAKES))
 def test_a_mistake_ends_in_a_few_lines_naming_the_key(mistake, tmp_path):
     edit, message = MISTAKES[mistake]
@@ -69,6 +74,7 @@ def test_a_mistake_ends_in_a_few_lines_naming_the_key(mistake, tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_yaml_that_does_not_parse_is_refused_in_a_few_lines(tmp_path):
     (tmp_path / "broken.yaml").write_text("experiments: {baseline: [1\n")
     result, lines = dry_run(tmp_path, tmp_path / "broken.yaml")
@@ -76,6 +82,7 @@ def test_yaml_that_does_not_parse_is_refused_in_a_few_lines(tmp_path):
     assert any("not valid JSON or YAML" in line for line in lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("section", ["sampler_sensitivity", "figures.fig9", "figures", "llc", "hessian", "defaults"])
 def test_sections_with_defaults_may_be_left_out(section, tmp_path):
     def drop(config):
@@ -89,7 +96,230 @@ def test_sections_with_defaults_may_be_left_out(section, tmp_path):
     assert result.returncode == 0, "\n".join(lines[-20:])
 
 
+@pytest.mark.slow
 def test_a_figure_can_be_switched_off(tmp_path):
     config = changed(lambda c: c["figures"].update(fig9=False))
     result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path)
     assert "fig9" not in result.stdout and "fig1a.png" in result.stdout
+
+
+# -- fast: the checks themselves, without Snakemake ----------------------------------------------------------
+
+
+def tiny(edit=lambda config: None) -> dict:
+    config = load(TINY)
+    edit(config)
+    return config
+
+
+def mistakes(config: dict, files=()) -> list[str]:
+    with pytest.raises(ConfigError) as raised:
+        check_workflow(config, files)
+    return str(raised.value).splitlines()
+
+
+def test_numeric_strings_are_numbers_wherever_a_number_is_expected():
+    """YAML 1.1 (Snakemake's) reads 1e-3 as text: every numeric setting takes it as the number."""
+    assert yaml.safe_load("lr: 1e-3") == {"lr": "1e-3"}
+
+    def edit(config):
+        config["defaults"].update(lr="1e-3", max_steps="1e3")
+        config["experiments"]["vary_lr_wd"]["sweep"]["lr"] = ["3e-3", "1e+3"]
+        config["experiments"]["baseline"]["llc"] = {"step_size": "5e-5"}
+        config["llc"]["num_draws"] = "2e1"
+        config["calibration"].update(step="100", step_sizes=["1e-3", 2e-3])
+        config["theory"]["mass"] = " 9.9e-1 "
+        config["estimator_accuracy"]["methods"]["sgld"]["num_draws"] = "1e2"
+        config["results"] = "1e3"
+
+    checked = check_config(tiny(edit))
+    assert checked["defaults"]["lr"] == 1e-3 and checked["defaults"]["max_steps"] == 1000
+    assert isinstance(checked["defaults"]["max_steps"], int) and isinstance(checked["llc"]["num_draws"], int)
+    assert checked["experiments"]["vary_lr_wd"]["sweep"]["lr"] == [3e-3, 1e3]
+    assert checked["experiments"]["baseline"]["llc"] == {"step_size": 5e-5}
+    assert checked["llc"]["num_draws"] == 20 and checked["theory"]["mass"] == 0.99
+    assert checked["calibration"]["step"] == 100 and checked["calibration"]["step_sizes"] == [1e-3, 2e-3]
+    assert checked["estimator_accuracy"]["methods"]["sgld"]["num_draws"] == 100
+    assert checked["results"] == "1e3" and checked["sampler_sensitivity"]["step"] == "final"  # text stays text
+
+
+def test_a_value_that_is_not_a_number_is_named_with_what_is_expected():
+    def edit(config):
+        config["defaults"].update(lr="1e-3x", max_steps="2.5", weight_decay="1e999")
+        config["experiments"]["vary_p"]["sweep"]["p"] = [5, "seven"]
+
+    assert mistakes(tiny(edit)) == [
+        "defaults.lr = '1e-3x': expected a number > 0",
+        "defaults.max_steps = 2.5: expected an integer >= 1",
+        "defaults.weight_decay = '1e999': expected a number >= 0",
+        "experiments.vary_p.sweep.p[1] = 'seven': expected an integer >= 3",
+    ]
+
+
+def test_a_key_given_twice_is_refused_naming_the_file_the_key_and_the_lines(tmp_path):
+    text = TINY.read_text()
+    text = text.replace("  lr: 1.0e-2\n", "  lr: 0.01\n  lr: 5.0\n").replace(
+        "vary_p: {sweep: {p: [5, 7]}}", "vary_p: {sweep: {p: [5, 7], p: [11]}}"
+    )
+    path = tmp_path / "config.yaml"
+    path.write_text(text + "threads: 2\n")
+    lines = text.splitlines()
+    lr = lines.index("  lr: 5.0") + 1
+    threads = lines.index("threads: 1") + 1
+    vary_p = next(i for i, line in enumerate(lines) if "vary_p: {sweep" in line) + 1
+    expected = [
+        f"{path}: defaults.lr given twice in one mapping (lines {lr - 1} and {lr}); keep one",
+        f"{path}: experiments.vary_p.sweep.p given twice in one mapping (lines {vary_p} and {vary_p}); keep one",
+        f"{path}: threads given twice in one mapping (lines {threads} and {len(lines) + 1}); keep one",
+    ]
+    assert duplicate_keys(path) == expected
+    assert mistakes(yaml.safe_load(path.read_text()), [path]) == expected
+    assert duplicate_keys(TINY) == [] and duplicate_keys(tmp_path / "absent.yaml") == []
+
+
+def test_every_mistake_is_reported_at_once_one_line_each():
+    def schema_mistakes(config):
+        config["defaults"]["hidden"] = "big"
+        config["llc"]["num_draws"] = -5
+        config["experiments"]["vary_p"]["lr_rate"] = 0.1
+        config["figures"]["fig1a"] = {"experimnt": "vary_p"}
+
+    lines = mistakes(tiny(schema_mistakes))
+    assert len(lines) == 4
+    assert lines[0] == "defaults.hidden = 'big': expected an integer >= 1"
+    assert lines[1].startswith("experiments.vary_p.lr_rate: unknown key; did you mean lr? allowed: batch_size,")
+    assert lines[2] == "figures.fig1a.experimnt: unknown key; did you mean experiment? allowed: experiment"
+    assert lines[3] == "llc.num_draws = -5: expected an integer >= 1"
+
+    def run_mistakes(config):  # every sweep point of every experiment
+        config["experiments"]["vary_p"]["sweep"]["p"] = [4, 9]
+        config["experiments"]["seeds"]["p"] = 6
+
+    assert mistakes(tiny(run_mistakes)) == [
+        "experiments.seeds seed=1: p = 6: expected a prime integer >= 3",
+        "experiments.vary_p p=4: p = 4: expected a prime integer >= 3",
+        "experiments.vary_p p=9: p = 9: expected a prime integer >= 3",
+    ]
+
+
+def one_experiment(name: str = "baseline") -> dict:
+    """The tiny config with one experiment, and no key that names another."""
+
+    def edit(config):
+        config["experiments"] = {name: {}}
+        del config["sampler_sensitivity"], config["certified"]
+        config["figures"] = {"dpi": 60}
+
+    return tiny(edit)
+
+
+ONE_EXPERIMENT_SKIPPED = [
+    "figures.fig1a: not drawn, its experiment 'vary_p' (the default) is not in this config",
+    "figures.fig1b: not drawn, its experiment 'vary_K' (the default) is not in this config",
+    "figures.fig2.band_experiment: 'seeds' (the default) is not in this config; drawn without it",
+    "figures.saturation: not drawn, its experiment 'baseline_long' (the default) is not in this config",
+    "figures.trajectories: not drawn, its experiments 'vary_p', 'vary_K', 'vary_lr_wd' (the default) not in this "
+    "config",
+    "figures.fig9: not drawn, its experiment 'vary_lr_wd' (the default) is not in this config",
+    "figures.estimator_accuracy: not drawn, estimator_accuracy.experiment 'accuracy_nets' (the default) is not in "
+    "this config",
+    "figures.theory_vs_measurement: not drawn, its experiments 'vary_p', 'vary_K' (the default) not in this config",
+]
+
+
+def test_a_config_of_one_experiment_leaves_out_what_needs_others_with_a_line_each():
+    checked = check_workflow(one_experiment())
+    assert checked.skipped == ONE_EXPERIMENT_SKIPPED
+    figures = checked.config["figures"]
+    drawn = sorted(name for name, section in figures.items() if name != "dpi" and section is not False)
+    assert drawn == ["calibration", "diagnostics", "fig2", "scorecard", "sensitivity"]
+    assert figures["fig2"] == {"experiment": "baseline", "band_experiment": None}
+    assert checked.config["estimator_accuracy"]["experiment"] is None  # (not run)
+
+    other = check_workflow(one_experiment("main"))  # nothing names it: only the scorecard is drawn
+    assert other.skipped[0] == (
+        "sampler_sensitivity: not run, sampler_sensitivity.experiment 'baseline' (the default) is not in this config "
+        "(claims.csv goes without it)"
+    )
+    assert (
+        "figures.diagnostics: not drawn, its experiment 'baseline' (the default) is not in this config" in other.skipped
+    )
+    assert [name for name, section in other.config["figures"].items() if section not in (False, 60)] == ["scorecard"]
+
+
+def test_a_per_experiment_figure_is_drawn_for_the_experiments_there_are():
+    config = one_experiment("vary_p")
+    config["experiments"]["vary_p"] = {"sweep": {"p": [5, 7]}}
+    checked = check_workflow(config)
+    assert (
+        "figures.trajectories.experiments: 'vary_K', 'vary_lr_wd' (the default) not in this config; drawn for vary_p"
+        in checked.skipped
+    )
+    assert checked.config["figures"]["trajectories"] == {"experiments": ["vary_p"]}
+    assert checked.config["figures"]["fig1a"] == {"experiment": "vary_p"}
+
+
+def test_an_absent_experiment_set_in_the_config_stays_a_mistake():
+    def edit(config):
+        config["figures"]["fig1a"] = {"experiment": "vary_p"}
+        config["figures"]["fig2"] = {"band_experiment": "seeds"}
+        config["estimator_accuracy"]["experiment"] = "accuracy_nets"
+        config["llc"]["preset"] = "calibrated"  # needs the calibration, whose default experiment is absent
+
+    config = one_experiment("main")
+    edit(config)
+    assert mistakes(config) == [
+        "estimator_accuracy.experiment = 'accuracy_nets': no such experiment with runs; expected one of ['main']",
+        "calibration: calibration.experiment 'baseline' (the default) is not in this config, but llc preset "
+        "calibrated needs it; expected one of ['main']",
+        "figures.fig1a.experiment = 'vary_p': no such experiment with runs; expected one of ['main'], or set "
+        "figures.fig1a: false",
+        "figures.fig2.band_experiment = 'seeds': no such experiment with runs; expected one of ['main'], or set "
+        "figures.fig2: false",
+    ]
+
+
+def test_null_is_accepted_where_something_can_go_without_it():
+    def edit(config):
+        config["figures"]["fig2"]["band_experiment"] = None  # drawn without the band, like saturation's default
+        config["figures"]["fig1a"] = None  # an empty section: its defaults
+        config["calibration"]["experiment"] = None  # the study is not run, its figure not drawn
+        config["certified"]["experiments"] = []
+        config["llc"] = None
+        config["experiments"]["baseline"] = None  # an experiment without settings of its own
+
+    checked = check_workflow(tiny(edit))
+    assert checked.skipped == ["figures.calibration: not drawn, calibration.experiment is null"]
+    assert checked.config["figures"]["fig2"]["band_experiment"] is None
+    assert checked.config["figures"]["saturation"]["band_experiment"] is None
+    assert checked.config["figures"]["fig1a"] == {"experiment": "vary_p"}
+    assert checked.config["llc"]["preset"] == "paper_code" and checked.membership["baseline"]
+    assert mistakes(tiny(lambda c: c["figures"]["fig1a"].update(experiment=None))) == [
+        "figures.fig1a.experiment = None: expected a string"
+    ]
+    early_stop = mistakes(tiny(lambda c: c["defaults"].update(early_stop=None)))  # stop early or not? say which
+    assert early_stop[0].startswith("defaults.early_stop = None: expected stop once")
+    needed = mistakes(tiny(lambda c: c["calibration"].update(experiment=None)))
+    assert needed[0].startswith("calibration: calibration.experiment is null, but certified.experiments needs it")
+
+
+# -- slow: what a person sees from Snakemake ------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_key_given_twice_ends_the_run_before_any_job(tmp_path):
+    path = write_config(tmp_path, QUICK)
+    path.write_text(path.read_text() + "threads: 2\n")
+    result, lines = dry_run(tmp_path, path)
+    assert result.returncode != 0 and len(lines) <= MAX_LINES
+    assert any(f"config: {path}: threads given twice in one mapping" in line for line in lines), "\n".join(lines)
+
+
+@pytest.mark.slow
+def test_a_config_of_one_experiment_runs_and_says_what_it_leaves_out(tmp_path):
+    config = one_experiment()
+    config["results"] = str(tmp_path / "results")
+    result, lines = dry_run(tmp_path, write_config(tmp_path, config))
+    assert result.returncode == 0, "\n".join(lines[-20:])
+    assert [line for line in lines if line.startswith("config: ")] == [f"config: {s}" for s in ONE_EXPERIMENT_SKIPPED]
+    assert "fig2.png" in result.stdout and "fig1a.png" not in result.stdout

@@ -4,6 +4,7 @@ key (no traceback), and that nothing half-written is left where a rerun would tr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -256,3 +257,153 @@ def test_an_unwritable_kernel_cache_still_gives_the_compiled_result(run, tmp_pat
     assert grokslt("llc", "--run", run, "--steps", "200", *FAST_LLC, "--out", tmp_path / "b.csv").returncode == 0
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
     assert ",xoshiro128++," in (tmp_path / "a.csv").read_text()
+
+
+# -- run integrity: a run is never silently wrong ---------------------------------------------------------
+
+
+def test_training_a_finished_run_again_rewrites_its_log_and_record(run, tmp_path):
+    copy = copy_run(run, tmp_path)
+    log, record = (copy / "train_log.csv").read_bytes(), json.loads((copy / "run.json").read_text())
+    (copy / "train_log.csv").unlink()
+    (copy / "run.json").unlink()  # what `snakemake --forcerun train` does before the job
+    result = grokslt("train", *TRAIN, "--max-steps", "200", "--no-early-stop", "--out", copy)
+    assert result.returncode == 0, result.stderr
+    assert (copy / "train_log.csv").read_bytes() == log
+    rewritten = json.loads((copy / "run.json").read_text())
+    assert rewritten["outcome"] == record["outcome"] and rewritten["log_sha256"] == record["log_sha256"]
+    assert grokslt("llc", "--run", copy, "--steps", "200", *FAST_LLC, "--out", tmp_path / "llc.csv").returncode == 0
+
+
+def test_a_run_killed_mid_training_is_refused_downstream(tmp_path):
+    out = tmp_path / "run"
+    args = [sys.executable, "-m", "grokslt", "train", *TRAIN, "--max-steps", "100000", "--no-early-stop"]
+    process = subprocess.Popen([*args, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and "step 100:" not in (line := process.stderr.readline()):
+        assert line or process.poll() is None, "finished before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert json.loads((out / "run.json").read_text())["outcome"]["status"] == "training"
+    for command in ("llc", "hessian"):
+        result = grokslt(command, "--run", out, "--out", tmp_path / f"{command}.csv")
+        message = error_line(result)
+        assert result.returncode == 2 and "run.json: training stopped at step" in message, message
+        assert "of 100000 without finishing" in message and "snakemake --forcerun train" in message
+    result = grokslt("tables", "--id", "r", "--run", out, "--llc", tmp_path / "x.csv",
+                     "--hessian", tmp_path / "y.csv", "--theory", tmp_path / "z.csv",
+                     "--params-out", tmp_path / "p.csv", "--loss-out", tmp_path / "l.csv")  # fmt: skip
+    assert result.returncode == 2 and "without finishing" in error_line(result)
+
+
+def test_an_edited_training_log_is_refused(run, tmp_path):
+    copy = copy_run(run, tmp_path)
+    log = copy / "train_log.csv"
+    log.write_text("\n".join(log.read_text().splitlines()[:-2]) + "\n")  # two evaluations dropped
+    result = grokslt("llc", "--run", copy, "--out", tmp_path / "llc.csv")
+    message = error_line(result)
+    assert result.returncode == 2 and f"{log}: differs from the log training wrote" in message
+    assert "rewrites the log and record from resume.pt" in message
+    assert grokslt("train", *TRAIN, "--max-steps", "200", "--no-early-stop", "--out", copy).returncode == 0
+    assert log.read_bytes() == (run / "train_log.csv").read_bytes()
+
+
+def test_a_missing_logged_checkpoint_is_named(run, tmp_path):
+    copy = copy_run(run, tmp_path)
+    (copy / "checkpoints" / "step_0000100.safetensors").unlink()
+    result = grokslt("llc", "--run", copy, "--steps", "200", *FAST_LLC, "--out", tmp_path / "llc.csv")
+    message = error_line(result)
+    assert result.returncode == 2 and "step_0000100.safetensors: logged at step 100 but missing" in message
+    assert not (tmp_path / "llc.csv").exists()
+
+
+def test_eval_every_past_max_steps_is_refused_in_one_line(tmp_path):
+    result = grokslt("train", *TRAIN, "--eval-every", "500", "--max-steps", "200", "--out", tmp_path / "run")
+    assert result.returncode == 2
+    assert "eval_every = 500 > max_steps = 200" in error_line(result)
+    config = load(TINY)
+    config["defaults"]["eval_every"] = 500
+    config["defaults"]["max_steps"] = 200
+    result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path, check=False)
+    assert result.returncode != 0 and "eval_every = 500 > max_steps = 200" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("p, batch", [(7, 1000), (3, 4)])
+def test_full_batch_and_p_3_give_an_exact_initial_loss_and_a_finite_mcse(tmp_path, p, batch):
+    out = tmp_path / "run"
+    train = ["--p", str(p), "--hidden", "8", "--lr", "1e-2", "--batch-size", str(batch), "--eval-every", "20"]
+    assert grokslt("train", *train, "--max-steps", "40", "--no-early-stop", "--out", out).returncode == 0
+    assert grokslt("llc", "--run", out, *FAST_LLC, "--out", tmp_path / "llc.csv").returncode == 0
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "llc.csv")
+    assert (table["init_loss_stderr"] == 0).all()
+    assert table["mcse"].notna().all() and (table["mcse"] > 0).all()
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--steps", ""], "--steps '': expected at least one step"),
+        (["--steps", "100,100"], "--steps '100,100': step(s) [100] given more than once"),
+        (["--chunk", "0/100"], "--chunk 0/100: 100 chunks of the run's 10 checkpoints; expected at most 10"),
+        (["--device", "tpu"], "--device 'tpu': expected cpu, cuda or cuda:N"),
+    ],
+)
+def test_empty_or_repeated_selections_and_unknown_devices_are_refused(run, tmp_path, flags, message):
+    result = grokslt("llc", "--run", run, *FAST_LLC, *flags, "--out", tmp_path / "llc.csv")
+    assert result.returncode == 2 and message in error_line(result)
+    assert not (tmp_path / "llc.csv").exists()
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a CUDA GPU is present")
+def test_cuda_on_a_machine_without_one_is_refused_in_one_line(run, tmp_path):
+    result = grokslt("llc", "--run", run, *FAST_LLC, "--device", "cuda", "--out", tmp_path / "llc.csv")
+    assert result.returncode == 2 and "--device 'cuda': this torch" in error_line(result)
+    assert "sees no CUDA GPU; use --device cpu" in error_line(result)
+
+
+def test_results_that_is_a_file_is_refused_in_one_line(tmp_path):
+    (tmp_path / "taken").write_text("not a directory")
+    config = load(TINY) | {"results": "taken"}
+    result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "results = 'taken': is a file; expected a directory" in output
+    assert "Traceback" not in output
+
+
+def test_a_second_workflow_on_one_results_directory_refuses_and_deletes_nothing(tmp_path):
+    from grokslt.workflow import lock
+
+    config = load(TINY) | {"results": str(tmp_path / "shared")}
+    lock.acquire(tmp_path / "shared")  # a live workflow: this test's process
+    try:
+        (tmp_path / "shared" / "keep.txt").write_text("the other workflow's output")
+        (tmp_path / "b").mkdir()
+        result = snakemake("--cores", "1", "--configfile", write_config(tmp_path, config), cwd=tmp_path / "b",
+                           check=False)  # fmt: skip
+        output = result.stdout + result.stderr
+        assert result.returncode != 0 and "another workflow (pid" in output and "is writing to this results" in output
+        assert (tmp_path / "shared" / "keep.txt").exists() and not (tmp_path / "shared" / "runs").exists()
+    finally:
+        lock.release(tmp_path / "shared")
+    assert not lock.lock_path(tmp_path / "shared").exists()
+
+
+def test_a_lock_left_by_a_killed_workflow_is_taken_over(tmp_path):
+    from grokslt.workflow import lock
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    lock.acquire(tmp_path, pid=dead.pid)
+    assert lock.acquire(tmp_path) == lock.lock_path(tmp_path)
+    lock.release(tmp_path)
+    assert not lock.lock_path(tmp_path).exists()
+
+
+def test_gpu_true_asks_a_gpu_only_for_the_jobs_that_use_one(tmp_path):
+    config = load(TINY) | {"gpu": True}
+    result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path)
+    jobs = result.stdout.split("\nrule ")[1:]
+    gpu_rules = {job.split(":")[0] for job in jobs if "gpu=1" in job}
+    assert "train" not in gpu_rules and "hessian" not in gpu_rules

@@ -16,7 +16,8 @@ folders above it in this list (tests/test_layers.py holds the rule).
   (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `claims`
 - `figures/`: the figure registry (`FIGURES`) and one module per figure, drawn from tables alone
 - `workflow/`: `config` (validation and the generated schema), `experiments` (sweeps into run ids), `tables`
-  (per-run and summary tables), `plan` (the cost planner)
+  (per-run and summary tables), `columns` (what every output column means: docs/columns.md), `plan` (the cost
+  planner)
 - `cli`: the `grokslt` command; it parses arguments and calls the stages
 """
 

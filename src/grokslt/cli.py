@@ -9,11 +9,28 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 from grokslt import __version__, runtime, settings
 from grokslt.errors import ComputationFailed, describe_os_error
 
 COMMANDS = {}
+DESCRIPTION = """\
+Reproduce "A Basin-Selection Perspective on Grokking via Singular Learning Theory", one command
+per stage. The Snakemake workflow runs them all: snakemake --cores 2 --configfile config/quick.yaml"""
+EXAMPLES = """\
+Examples:
+  grokslt train --p 23 --hidden 128 --lr 3e-3 --weight-decay 1e-4 --batch-size 64 \\
+      --max-steps 5000 --eval-every 50 --out runs/baseline
+  grokslt llc --run runs/baseline --preset paper_code --out llc.csv --traces llc.npz
+  grokslt hessian --run runs/baseline --preset paper_code --out hessian.csv
+  grokslt figure fig2 --summary results/quick/summary/runs.csv \\
+      --loss-data results/quick/runs/*/loss_data.csv --experiment baseline --out fig2
+  grokslt plan --configfile config/quick.yaml --cores 2
+  grokslt llc --help                  every flag of one command
+
+The columns of every table: docs/columns.md.
+"""
 
 
 def command(name: str, help: str):
@@ -52,6 +69,24 @@ def sampler_overrides(args: argparse.Namespace) -> dict:
     from grokslt.estimation.samplers import SamplerSettings
 
     return settings.overrides_from_arguments(SamplerSettings, args)
+
+
+def no_choice(args: argparse.Namespace) -> bool:
+    """With --if-chosen: when the calibration chose no settings, write an empty table, say so and return True."""
+    import json
+
+    from grokslt.estimation.llc import result_columns
+    from grokslt.estimation.samplers import SamplerSettings
+    from grokslt.io import write_csv
+
+    if args.preset != "calibrated" or not args.calibration or not Path(args.calibration).exists():
+        return False
+    report = json.loads(Path(args.calibration).read_text())
+    if report.get("chosen") is not None:
+        return False
+    write_csv(args.out, [], ["step", *result_columns(SamplerSettings())])
+    print(f"grokslt llc: warning: {args.calibration}: {report.get('verdict')}; wrote an empty table", file=sys.stderr)
+    return True
 
 
 def sampler_preset(args: argparse.Namespace):
@@ -99,6 +134,9 @@ def run_dataset(args: argparse.Namespace) -> None:
 def run_llc(args: argparse.Namespace) -> None:
     from grokslt.estimation.checkpoint_llc import write_llc_table
 
+    runtime.checked_device(args.device)
+    if args.if_chosen and no_choice(args):
+        return
     write_llc_table(
         run_dir=args.run,
         out=args.out,
@@ -312,7 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     from grokslt.training.data import DatasetSettings
     from grokslt.training.train import TrainConfig
 
-    parser = argparse.ArgumentParser(prog="grokslt", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="grokslt", description=DESCRIPTION, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"grokslt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help=COMMANDS["train"][1])
@@ -329,6 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     llc.add_argument("--stack", type=int, default=1, help="checkpoints per batched computation (GPU)")
     llc.add_argument("--traces", help="also save the loss traces [checkpoints, chains, draws] (.npz)")
     llc.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
+    llc.add_argument("--if-chosen", action="store_true",
+                     help="with --preset calibrated: an empty table when the calibration chose nothing")  # fmt: skip
     hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])
     add_selection_arguments(hessian)
     hessian.add_argument("--preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))
@@ -356,7 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_llc_arguments(sensitivity)
     calibrate = sub.add_parser("calibrate", help=COMMANDS["calibrate"][1])
     calibrate.add_argument("--run", required=True)
-    calibrate.add_argument("--step", default="final", help="checkpoint step, or final")
+    calibrate.add_argument(
+        "--step", default="transitions", help="transitions (memorisation, val 50%%, val 95%%, last), final, or steps"
+    )
     calibrate.add_argument("--step-sizes", required=True, help="comma-separated step sizes")
     calibrate.add_argument("--nbetas", required=True, help="comma-separated nbeta")
     calibrate.add_argument("--localizations", required=True, help="comma-separated localizations gamma")

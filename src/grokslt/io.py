@@ -9,6 +9,7 @@ library's internal error; a file that cannot be read back is a `BadInput` that n
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -54,6 +55,10 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def write_json(path: str | os.PathLike, data: Mapping) -> None:

@@ -72,3 +72,20 @@ def configure(threads: int) -> None:
     set_subnormals(subnormal_mode())
     torch.set_num_threads(threads)
     keep_freed_memory()
+
+
+def checked_device(name: str) -> torch.device:
+    """The torch device `name` names, refused in one line when it is not one or this machine has none."""
+    from grokslt.errors import BadInput
+
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise BadInput(f"--device {name!r}: expected cpu, cuda or cuda:N") from None
+    if device.type not in ("cpu", "cuda"):
+        raise BadInput(f"--device {name!r}: expected cpu, cuda or cuda:N")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise BadInput(f"--device {name!r}: this torch ({torch.__version__}) sees no CUDA GPU; use --device cpu")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise BadInput(f"--device {name!r}: this machine has {torch.cuda.device_count()} CUDA GPU(s)")
+    return device

@@ -5,23 +5,34 @@ import os
 import re
 import shlex
 import sys
+from pathlib import Path
 
 from grokslt.training.data import DatasetSettings
-from grokslt.workflow.experiments import check_references, dataset_id, expand_experiments, run_llc
+from grokslt.workflow.experiments import dataset_id
 from grokslt.figures import OPTIONAL, READS, experiment_settings, instances
 from grokslt.analysis.hessian import HessianSettings
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import fields, mapping_to_arguments, to_arguments
-from grokslt.workflow.config import ConfigError, check_config
+from grokslt.training.runs import logged_checkpoints
+from grokslt.workflow.config import ConfigError, check_workflow
+from snakemake.logging import logger
 
+# Every config mistake, one line each, before any job: keys given twice in a config file, the schema,
+# each experiment's runs, the experiments that figures and studies name. A figure or study whose
+# experiment is absent by default only (a config of one experiment) is left out with a line.
 try:
-    config.update(check_config(config))
-    RUNS, MEMBERSHIP = expand_experiments(config)
-    check_references(config, MEMBERSHIP)
-    RUN_LLC = run_llc(config, MEMBERSHIP)
+    CHECKED = check_workflow(config, workflow.configfiles)
 except ValueError as error:
     detail = f"\n{error.detail}" if isinstance(error, ConfigError) and "--verbose" in sys.argv else ""
-    raise WorkflowError(f"config: {error}{detail}") from None
+    raise WorkflowError("\n".join(f"config: {line}" for line in str(error).splitlines()) + detail) from None
+config.update(CHECKED.config)
+RUNS, MEMBERSHIP, RUN_LLC = CHECKED.runs, CHECKED.membership, CHECKED.run_llc
+if workflow.is_main_process:
+    for line in CHECKED.skipped:
+        logger.warning(f"config: {line}")
+# The workflow's own files, found from this one: `workflow.basedir` is the directory of the Snakefile that
+# includes this workflow as a module.
+WORKFLOW_ROOT = os.path.normpath(os.path.join(workflow.current_basedir, "..", ".."))
 
 # Rules call the `grokslt` command line. Where Snakemake was started without activating its environment
 # (`.venv/bin/snakemake ...`), the command is found beside Snakemake's own interpreter; an activated or
@@ -33,12 +44,12 @@ THREADS = config["threads"]
 GPUS = 1 if config["gpu"] else 0
 DEVICE = "cuda" if config["gpu"] else "cpu"
 ENV = "../../envs/grokslt.yaml"
-FIGURE_CODE = os.path.join(workflow.basedir, "src", "grokslt", "figures")
+FIGURE_CODE = os.path.join(WORKFLOW_ROOT, "src", "grokslt", "figures")
 FIGURES = instances(config["figures"])
 CERTIFIED_RUNS = list(dict.fromkeys(run for name in config["certified"]["experiments"] for run in MEMBERSHIP[name]))
 CERTIFIED_RUNS = [run for run in CERTIFIED_RUNS if run in RUNS]
 DATASETS = {dataset_id(train): train for train in RUNS.values()}
-REFERENCE = os.path.join(workflow.basedir, "reference", "SHA256SUMS")
+REFERENCE = os.path.join(WORKFLOW_ROOT, "reference", "SHA256SUMS")
 
 
 wildcard_constraints:
@@ -95,7 +106,8 @@ def calibration_args():
     words = ["--step", str(section["step"]), "--preset", section["preset"], "--seed", str(section["seed"])]
     words += ["--step-sizes", grid["step_sizes"], "--nbetas", grid["nbetas"], "--localizations", grid["localizations"]]
     overrides = {key: section[key] for key in ("sampler", "num_chains", "num_burnin", "num_draws") if key in section}
-    needed = CERTIFIED_RUNS or any(block["preset"] == "calibrated" for block in RUN_LLC.values())
+    # Only an LLC trajectory at `preset: calibrated` needs a choice; the certified estimates are empty without one.
+    needed = any(block["preset"] == "calibrated" for block in RUN_LLC.values())
     return [*words, *mapping_to_arguments(SamplerSettings, overrides), *([] if needed else ["--report-only"])]
 
 
@@ -108,10 +120,9 @@ def hessian_args():
 
 # -- checkpoints and tables of runs ------------------------------------------------------------------------
 def checkpoint_count(run):
-    """Checkpoints of a trained run (one per logged evaluation); known once its training has finished."""
-    log = checkpoints.train.get(run=run).output.log
-    with open(log) as handle:
-        return sum(1 for _ in handle) - 1
+    """Checkpoints of a trained run (one per logged evaluation but a diverged one); known once its training
+    has finished."""
+    return len(logged_checkpoints(Path(checkpoints.train.get(run=run).output.log)))
 
 
 def chunk_files(run, stage, suffix=".csv"):
@@ -203,7 +214,7 @@ def figure_args(wildcards, input):
 
 
 def figure_caption(wildcards):
-    with open(os.path.join(workflow.basedir, "workflow", "report", f"{FIGURES[wildcards.figure][0].name}.rst")) as f:
+    with open(os.path.join(WORKFLOW_ROOT, "workflow", "report", f"{FIGURES[wildcards.figure][0].name}.rst")) as f:
         return f.read()
 
 
@@ -249,16 +260,17 @@ def certify_args():
     """The certified estimates: the calibration's choice, at a subset of checkpoints."""
     section = config["certified"]
     words = ["--preset", "calibrated", "--calibration", calibration_file("json"), "--seed", str(section["seed"])]
-    words += ["--every", str(section["every"])]
+    words += ["--every", str(section["every"]), "--if-chosen"]
     return [*words, *(["--num-draws", str(section["num_draws"])] if "num_draws" in section else [])]
 
 
 def claims_inputs(wildcards):
+    sensitivity = config["sampler_sensitivity"]["experiment"]  # null: the study is not run
     return {
         "summary": f"{RESULTS}/summary/runs.csv",
         "loss": [f"{run_dir(run)}/loss_data.csv" for run in sorted(RUNS)],
         "certified": [f"{run_dir(run)}/certified.csv" for run in CERTIFIED_RUNS],
-        "sensitivity": f"{RESULTS}/sensitivity/sensitivity.csv",
+        "sensitivity": [f"{RESULTS}/sensitivity/sensitivity.csv"] if sensitivity else [],
     }
 
 

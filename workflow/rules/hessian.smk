@@ -13,7 +13,6 @@ rule hessian:
     resources:
         mem_mb=4000,
         runtime=120,
-        gpu=GPUS,
     params:
         args=hessian_args(),
         run=lambda wildcards: run_dir(wildcards.run),

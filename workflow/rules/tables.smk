@@ -68,8 +68,10 @@ rule certify:
     params:
         run=lambda wildcards: run_dir(wildcards.run),
         args=certify_args(),
+        device=DEVICE,
     shell:
-        "grokslt llc --run {params.run:q} {params.args:q} --threads {threads} --out {output:q} > {log:q} 2>&1"
+        "grokslt llc --run {params.run:q} {params.args:q} --device {params.device} --threads {threads} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule claims:
@@ -87,9 +89,11 @@ rule claims:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        sensitivity=lambda wildcards, input: ["--sensitivity", *input.sensitivity] if input.sensitivity else [],
     shell:
         "grokslt claims --summary {input.summary:q} --loss-data {input.loss:q} --certified {input.certified:q} "
-        "--sensitivity {input.sensitivity:q} --out {output:q} > {log:q} 2>&1"
+        "{params.sensitivity:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule accuracy:

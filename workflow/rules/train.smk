@@ -17,7 +17,6 @@ checkpoint train:
     resources:
         mem_mb=4000,
         runtime=240,
-        gpu=GPUS,
     params:
         args=train_args,
         out=lambda wildcards: run_dir(wildcards.run),

@@ -3,6 +3,7 @@ that one job of a later stage works on."""
 
 from __future__ import annotations
 
+import csv
 import json
 import logging
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ import numpy as np
 import torch
 
 from grokslt.errors import BadInput
-from grokslt.io import list_checkpoints, load_checkpoint
+from grokslt.io import checkpoint_path, file_sha256, list_checkpoints, load_checkpoint
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.train import TrainConfig
 
@@ -46,21 +47,58 @@ class Run:
 
 
 def load_run(path: str | Path) -> Run:
-    """A run written by `grokslt train`; a run that diverged may have no checkpoints."""
+    """A finished run written by `grokslt train`, checked whole (`verified_record`); a run that
+    diverged may have no checkpoints."""
     path = Path(path)
+    record = verified_record(path)
+    config, outcome = TrainConfig(**record["config"]), record["outcome"]
+    checkpoints = list_checkpoints(path / "checkpoints")
+    if not checkpoints and outcome["status"] != "diverged":
+        raise BadInput(f"--run {path}: no checkpoints in {path / 'checkpoints'}")
+    data = config.dataset()
+    return Run(path, config, data, checkpoints, outcome)
+
+
+RETRAIN = "rerun its training (`snakemake --forcerun train`, or `grokslt train` with the run's settings)"
+
+
+def verified_record(path: Path) -> dict:
+    """run.json of a run whose training finished, whose log is the one training wrote (its checksum in
+    the record) and whose every logged checkpoint is on disk; anything else is refused, naming the file
+    and what to run, so that no later stage reads a half-trained or edited run."""
     meta = path / "run.json"
     if not meta.exists():
         raise BadInput(f"--run {path}: no run.json there; expected a directory written by `grokslt train`")
     try:
         record = json.loads(meta.read_text())
         config, outcome = TrainConfig(**record["config"]), record["outcome"]
+        status, step = outcome["status"], outcome["step"]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise BadInput(f"{meta}: not a run record of `grokslt train` ({error}); train the run again") from None
-    checkpoints = list_checkpoints(path / "checkpoints")
-    if not checkpoints and outcome["status"] != "diverged":
-        raise BadInput(f"--run {path}: no checkpoints in {path / 'checkpoints'}")
-    data = config.dataset()
-    return Run(path, config, data, checkpoints, outcome)
+    if status == "training":
+        raise BadInput(
+            f"{meta}: training stopped at step {step} of {config.max_steps} without finishing (killed?); "
+            f"{RETRAIN}: it resumes from resume.pt"
+        )
+    log_file = path / "train_log.csv"
+    if not log_file.exists():
+        raise BadInput(f"{log_file}: missing; {RETRAIN}: it rewrites the log from resume.pt")
+    if record.get("log_sha256") != file_sha256(log_file):
+        reason = "differs from the log training wrote" if record.get("log_sha256") else "has no checksum in run.json"
+        raise BadInput(f"{log_file}: {reason}; {RETRAIN}: it rewrites the log and record from resume.pt")
+    for logged in logged_checkpoints(log_file):
+        if not checkpoint_path(path / "checkpoints", logged).exists():
+            raise BadInput(
+                f"{checkpoint_path(path / 'checkpoints', logged)}: logged at step {logged} but missing; "
+                f"it cannot be restored: delete {path} and train the run again"
+            )
+    return record
+
+
+def logged_checkpoints(log_file: Path) -> list[int]:
+    """The steps of the log whose evaluation wrote a checkpoint (every one but a diverged one)."""
+    with open(log_file, newline="") as handle:
+        return [int(row["step"]) for row in csv.DictReader(handle) if row["diverged"] != "True"]
 
 
 def thinned_steps(run: Run, every: int) -> list[int]:
@@ -128,16 +166,25 @@ def select_steps(available: list[int], steps: list[int] | None = None, chunk: st
         return list(available)
     index, count = parse_chunk(chunk)
     size = len(available)
+    if size and count > size:
+        raise BadInput(f"--chunk {chunk}: {count} chunks of the run's {size} checkpoints; expected at most {size}")
     return available[index * size // count : (index + 1) * size // count]
 
 
 def parse_steps(text: str | None) -> list[int] | None:
+    """'100,200' -> [100, 200]; empty lists and repeated steps are refused."""
     if text is None:
         return None
     try:
-        return [int(s) for s in text.split(",") if s.strip()]
+        steps = [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
-        raise ValueError(f"--steps {text!r}: expected comma-separated integers") from None
+        raise BadInput(f"--steps {text!r}: expected comma-separated integers") from None
+    if not steps:
+        raise BadInput(f"--steps {text!r}: expected at least one step (leave --steps out for all checkpoints)")
+    repeated = sorted({step for step in steps if steps.count(step) > 1})
+    if repeated:
+        raise BadInput(f"--steps {text!r}: step(s) {repeated} given more than once")
+    return steps
 
 
 def step_seed(seed: int, step: int) -> int:

@@ -30,6 +30,7 @@ from grokslt import __version__
 from grokslt.errors import BadInput
 from grokslt.io import (
     checkpoint_path,
+    file_sha256,
     load_torch,
     save_checkpoint,
     save_params,
@@ -90,6 +91,11 @@ class TrainConfig(DatasetSettings):
         super().check()
         if self.momentum and self.optimizer != "sgd":
             raise BadInput(f"momentum = {self.momentum!r}: only the sgd optimizer takes momentum")
+        if self.eval_every > self.max_steps:
+            raise BadInput(
+                f"eval_every = {self.eval_every} > max_steps = {self.max_steps}: training would end before its "
+                "first evaluation; expected eval_every <= max_steps"
+            )
 
     def evaluates_at(self, step: int) -> bool:
         """Whether the run evaluates (and writes a checkpoint) after `step` steps."""
@@ -183,6 +189,17 @@ def run_metadata(config: TrainConfig, data: ModularArithmetic, outcome: dict) ->
         "runtime": {"subnormals": subnormal_mode()},
         "versions": versions(),
     }
+
+
+def write_record(trainer: Trainer) -> dict:
+    """run.json: settings, outcome, and the checksum of the log as written, by which later stages know
+    that the log is the one this training wrote. Returns the outcome."""
+    outcome = trainer.outcome()
+    record = run_metadata(trainer.config, trainer.data, outcome)
+    log_file = trainer.out / "train_log.csv"
+    record["log_sha256"] = file_sha256(log_file) if log_file.exists() else None
+    write_json(trainer.out / "run.json", record)
+    return outcome
 
 
 def versions() -> dict[str, str]:
@@ -328,10 +345,13 @@ def train(
         trainer.out.mkdir(parents=True, exist_ok=True)
         save_params(trainer.out / "init.safetensors", trainer.model.params())
     if trainer.finished:
+        # A finished run trained again (a forced rerun deletes the log and record first): its log and
+        # record are rewritten from the saved state, the same bytes as when it finished.
         save_torch(resume, trainer.state())  # it now records the new stopping settings
-        write_json(trainer.out / "run.json", run_metadata(config, trainer.data, trainer.outcome()))
+        write_csv(trainer.out / "train_log.csv", trainer.rows, LOG_COLUMNS)
+        write_record(trainer)
         return trainer
-    write_json(trainer.out / "run.json", run_metadata(config, trainer.data, trainer.outcome()))
+    write_record(trainer)
     show_bar = sys.stderr.isatty() if progress is None else progress
     bar = _progress_bar(config.max_steps, trainer.step, show_bar)
     while trainer.step < config.max_steps:
@@ -351,8 +371,7 @@ def train(
             trainer.log_evaluation()
         trainer.finished = True
         trainer.save()
-    outcome = trainer.outcome()
-    write_json(trainer.out / "run.json", run_metadata(config, trainer.data, outcome))
+    outcome = write_record(trainer)
     if outcome["status"] == "diverged":
         log.warning("%s: training diverged at step %d (%s)", trainer.out, trainer.step, outcome["reason"])
     else:

@@ -1,5 +1,10 @@
 """The workflow's config: its schema, built from the settings classes and the figure registry, and its
-check, which fills defaults and turns the first mistake into a few lines naming the key.
+check, which fills defaults and turns every mistake into one line naming the key.
+
+Before the schema check, a config is read as a person writes it: a numeric string where a number is
+expected (YAML 1.1, which Snakemake reads, takes `1e-3` for text) is that number, and a mapping left
+empty (`llc:` with nothing under it) is its default. `duplicate_keys` finds a key given twice in one
+mapping of a config file, which YAML readers otherwise resolve silently to the last value.
 
 `workflow/schemas/config.schema.yaml` is `config_schema()` written out (`python -m
 grokslt.workflow.config > workflow/schemas/config.schema.yaml`; a test keeps the two equal), so that
@@ -10,7 +15,10 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
+import re
 import sys
+from dataclasses import dataclass, field
 
 import jsonschema
 import yaml
@@ -121,9 +129,11 @@ def figure_schema(figure) -> dict:
     for key, default in figure.settings.items():
         if key.endswith("experiments"):
             properties[key] = experiment_list("experiments") | {"default": list(default)}
-        elif key.endswith("experiment"):
-            kind = {"type": "string"} if default is not None else {"type": ["string", "null"]}
-            properties[key] = kind | {"default": default, "description": "an experiment of this config"}
+        elif key == "experiment":
+            properties[key] = {"type": "string", "default": default, "description": "an experiment of this config"}
+        elif key.endswith("experiment"):  # a second experiment (fig2's band) is optional
+            description = "an experiment of this config; null: drawn without it"
+            properties[key] = {"type": ["string", "null"], "default": default, "description": description}
         else:
             properties[key] = {"type": "integer", "minimum": 1, "default": default}
     return {
@@ -141,7 +151,11 @@ def numbers(description: str, default: list, minimum_exclusive: float | None = 0
 def one_checkpoint() -> dict:
     """The `experiment` and `step` keys of a study of one trained checkpoint."""
     return {
-        "experiment": {"type": "string", "default": "baseline", "description": "its first run"},
+        "experiment": {
+            "type": ["string", "null"],
+            "default": "baseline",
+            "description": "the experiment whose first run it studies; null: not run",
+        },
         "step": {
             "oneOf": [{"const": "final"}, {"type": "integer", "minimum": 1}],
             "default": "final",
@@ -183,7 +197,11 @@ def config_schema() -> dict:
                 "default": "authors",
                 "description": "the authors' logs (reference/) for the scorecard and overlays, or none",
             },  # fmt: skip
-            "gpu": {"type": "boolean", "default": False, "description": "GPU jobs: train/llc/hessian on cuda"},
+            "gpu": {
+                "type": "boolean",
+                "default": False,
+                "description": "LLC jobs on one cuda GPU each (training and Hessian traces run on the CPU)",
+            },
             "defaults": section(training_properties(), "training settings every experiment starts from"),
             "experiments": {
                 "type": "object",
@@ -235,11 +253,16 @@ def config_schema() -> dict:
             "calibration": section(
                 {
                     **one_checkpoint(),
+                    "step": {
+                        "oneOf": [{"enum": ["transitions", "final"]}, {"type": "integer", "minimum": 1}],
+                        "default": "transitions",
+                        "description": "transitions (memorisation, val 50%, val 95%, last), final or a step",
+                    },
                     "preset": {"enum": sorted(PRESETS), "default": "paper_code", "description": "the other settings"},
                     "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
-                    "step_sizes": numbers("step sizes (include halvings)", [2e-4, 4e-4, 8e-4, 1.6e-3]),
-                    "nbetas": numbers("inverse temperatures nbeta", [26.38, 160.0]),
-                    "localizations": numbers("localizations gamma", [5.0, 50.0]),
+                    "step_sizes": numbers("step sizes (include halvings)", [1e-6, 2e-6, 1e-5, 2e-5, 1e-4, 2e-4]),
+                    "nbetas": numbers("inverse temperatures nbeta", [160.0, 1e3, 1e4, 1e5]),
+                    "localizations": numbers("localizations gamma", [5.0, 100.0, 1e3, 1e4]),
                     "num_draws": {"type": "integer", "minimum": 1, "default": 3000, "description": "draws per chain"},
                     "num_chains": {"type": "integer", "minimum": 2, "default": 4, "description": "chains"},
                     "num_burnin": {"type": "integer", "minimum": 0, "default": 500, "description": "burn-in steps"},
@@ -270,9 +293,9 @@ def config_schema() -> dict:
             "estimator_accuracy": section(
                 {
                     "experiment": {
-                        "type": "string",
+                        "type": ["string", "null"],
                         "default": "accuracy_nets",
-                        "description": "small networks: their final and initial points",
+                        "description": "small networks: their final and initial points; null: not run",
                     },  # fmt: skip
                     "nbetas": numbers("inverse temperatures nbeta", [10.0, 30.0, 100.0, 300.0]),
                     "localization": {"type": "number", "minimum": 0, "default": 5.0, "description": "gamma"},
@@ -302,6 +325,131 @@ def config_schema() -> dict:
     }
 
 
+# -- reading a config as a person writes it ------------------------------------------------------------
+
+NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+INTEGER = re.compile(r"[-+]?\d+")
+
+
+def _branches(schema: dict):
+    """The schema and the alternatives it allows (oneOf, anyOf, allOf), flattened."""
+    yield schema
+    for key in ("oneOf", "anyOf", "allOf"):
+        for branch in schema.get(key, []):
+            yield from _branches(branch)
+
+
+def _types(schema: dict) -> set[str]:
+    kinds = set()
+    for branch in _branches(schema):
+        kind = branch.get("type", [])
+        kinds.update([kind] if isinstance(kind, str) else kind)
+    return kinds
+
+
+def _takes_text(schema: dict, text: str) -> bool:
+    """Whether the schema allows this text as it is: a string, or a word of an enum or a const."""
+    return any(
+        "string" in _types(branch) or text in branch.get("enum", ()) or branch.get("const") == text
+        for branch in _branches(schema)
+    )
+
+
+def _child(schema: dict, key: str) -> dict | None:
+    """The schema of a mapping's key: a property of the schema or of an alternative, else its extra keys'."""
+    for branch in _branches(schema):
+        if key in branch.get("properties", {}):
+            return branch["properties"][key]
+    for branch in _branches(schema):
+        if isinstance(branch.get("additionalProperties"), dict):
+            return branch["additionalProperties"]
+    return None
+
+
+def _items(schema: dict) -> dict | None:
+    return next((branch["items"] for branch in _branches(schema) if isinstance(branch.get("items"), dict)), None)
+
+
+def as_number(text: str, kinds: set[str]):
+    """`1e-3` -> 0.001, `1e4` -> 10000 where an integer is expected; text that is no finite number stays text
+    (for the schema to name)."""
+    stripped = text.strip()
+    if not NUMBER.fullmatch(stripped):
+        return text
+    value = int(stripped) if INTEGER.fullmatch(stripped) else float(stripped)
+    if not math.isfinite(value):
+        return text
+    if "number" not in kinds and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value
+
+
+def readable(value, schema: dict):
+    """The config as the schema reads it: a numeric string where only a number is allowed becomes that
+    number, in every section, experiment and sweep list; a section left empty (null) becomes its default,
+    an experiment left empty has no settings of its own. Everything else is left for the schema to check."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            sub = _child(schema, key)
+            if sub is None:
+                out[key] = item
+                continue
+            kinds = _types(sub)
+            if item is None and "object" in kinds and "null" not in kinds:
+                if not any(key in branch.get("properties", {}) for branch in _branches(schema)):
+                    item = {}  # a named entry (an experiment, a method) without settings of its own
+                elif "default" in sub:
+                    continue  # a section: filled with its default
+            out[key] = readable(item, sub)
+        return out
+    if isinstance(value, list):
+        sub = _items(schema)
+        return [readable(item, sub) if sub is not None else item for item in value]
+    if isinstance(value, str):
+        kinds = _types(schema)
+        if kinds & {"integer", "number"} and not _takes_text(schema, value):
+            return as_number(value, kinds)
+    return value
+
+
+def duplicate_keys(path) -> list[str]:
+    """One line per key given twice in one mapping of the YAML (or JSON) file at `path`, which YAML
+    readers (Snakemake's too) otherwise resolve to the last value without a word."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            root = yaml.compose(handle, Loader=yaml.SafeLoader)
+    except (OSError, yaml.YAMLError):
+        return []  # Snakemake reports a file it cannot read
+    lines, visited = [], set()
+
+    def walk(node, where: list) -> None:
+        if id(node) in visited:  # (an alias of a node already walked)
+            return
+        visited.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                walk(item, [*where, i])
+        if not isinstance(node, yaml.MappingNode):
+            return
+        first_line = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key, line = key_node.value, key_node.start_mark.line + 1
+            if key in first_line:
+                lines.append(
+                    f"{path}: {key_path([*where, key])} given twice in one mapping (lines {first_line[key]} "
+                    f"and {line}); keep one"
+                )
+            else:
+                first_line[key] = line
+            walk(value_node, [*where, key])
+
+    walk(root, [])
+    return lines
+
+
 # -- checking a config ---------------------------------------------------------------------------------
 
 
@@ -323,7 +471,7 @@ FILLING_VALIDATOR = _fill_defaults(jsonschema.Draft202012Validator)
 
 
 class ConfigError(ValueError):
-    """A config mistake, in a few lines that name the key; `detail` holds the schema's own report."""
+    """Config mistakes, one line each naming the key; `detail` holds the schema's own report."""
 
     def __init__(self, message: str, detail: str = ""):
         super().__init__(message)
@@ -331,13 +479,60 @@ class ConfigError(ValueError):
 
 
 def check_config(config: dict) -> dict:
-    """The config with every default filled in, or a ConfigError naming the first mistake's key."""
-    checked = copy.deepcopy(config)
-    errors = list(FILLING_VALIDATOR(config_schema()).iter_errors(checked))
+    """The config as the schema reads it (`readable`) with every default filled in, or a ConfigError
+    with one line per mistake."""
+    schema = config_schema()
+    checked = copy.deepcopy(readable(config, schema))
+    errors = list(FILLING_VALIDATOR(schema).iter_errors(checked))
     if errors:
-        error = jsonschema.exceptions.best_match(errors)
-        raise ConfigError(describe(error), str(error))
+        errors.sort(key=lambda error: [str(part) for part in error.absolute_path])
+        lines = [line for error in errors for line in describe_lines(jsonschema.exceptions.best_match([error]))]
+        raise ConfigError("\n".join(dict.fromkeys(lines)), "\n\n".join(map(str, errors)))
     return checked
+
+
+@dataclass
+class CheckedConfig:
+    """A config checked as a whole: its keys with defaults, its runs ({run id: TrainConfig}), the runs of
+    each experiment, each run's sampler keys, and a line for each figure or study left out because
+    the experiment it names by default is not in the config."""
+
+    config: dict
+    runs: dict
+    membership: dict[str, list[str]]
+    run_llc: dict[str, dict]
+    skipped: list[str] = field(default_factory=list)
+
+
+def check_workflow(config: dict, files=()) -> CheckedConfig:
+    """Everything the workflow checks before any job, every mistake in one ConfigError, a line each: keys
+    given twice in the config `files`, then the schema, then each experiment's runs, then the
+    experiments that figures and studies name and the sampler settings."""
+    from grokslt.workflow.experiments import check_references, expand_experiments, run_llc
+
+    lines = [line for path in files for line in duplicate_keys(path)]
+    try:
+        checked = check_config(config)
+    except ConfigError as error:
+        raise ConfigError("\n".join([*lines, str(error)]), error.detail) from None
+    if lines:
+        raise ConfigError("\n".join(lines))
+    try:
+        runs, membership = expand_experiments(checked)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    lines, skipped, blocks = [], [], {}
+    try:
+        skipped = check_references(checked, membership, given=config)
+    except ValueError as error:
+        lines.append(str(error))
+    try:
+        blocks = run_llc(checked, membership)
+    except ValueError as error:
+        lines.append(str(error))
+    if lines:
+        raise ConfigError("\n".join(lines))
+    return CheckedConfig(checked, runs, membership, blocks, skipped)
 
 
 def key_path(path) -> str:
@@ -345,25 +540,33 @@ def key_path(path) -> str:
 
 
 def describe(error: jsonschema.ValidationError) -> str:
-    """One line for a schema error: the key's path, what is wrong, and what is allowed."""
+    """The lines of a schema error (`describe_lines`), joined."""
+    return "\n".join(describe_lines(error))
+
+
+def describe_lines(error: jsonschema.ValidationError) -> list[str]:
+    """A line for each mistake of a schema error: the key's path, what is wrong, and what is allowed."""
     where = key_path(error.absolute_path)
     value, schema, kind = error.instance, error.schema, error.validator
     if kind == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
-        unknown = sorted(set(value) - set(allowed))
-        key = unknown[0]
-        close = difflib.get_close_matches(str(key), allowed, n=3, cutoff=0.4)
-        hint = f"did you mean {' or '.join(close)}? " if close else ""
-        prefix = f"{where}.{key}" if where else str(key)
-        return f"{prefix}: unknown key; {hint}allowed: {', '.join(allowed)}"
+        lines = []
+        for key in sorted(set(value) - set(allowed), key=str):
+            close = difflib.get_close_matches(str(key), allowed, n=3, cutoff=0.4)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            prefix = f"{where}.{key}" if where else str(key)
+            lines.append(f"{prefix}: unknown key; {hint}allowed: {', '.join(allowed)}")
+        return lines
     if kind == "required":
-        missing = [key for key in schema["required"] if key not in value][0]
-        prefix = f"{where}.{missing}" if where else missing
-        description = schema["properties"][missing].get("description", "")
-        return f"{prefix}: required key missing ({description})"
+        lines = []
+        for missing in [key for key in schema["required"] if key not in value]:
+            prefix = f"{where}.{missing}" if where else missing
+            description = schema["properties"][missing].get("description", "")
+            lines.append(f"{prefix}: required key missing ({description})")
+        return lines
     if kind == "propertyNames":
-        return f"{where}: name {value!r} not allowed; expected {schema.get('description', schema)}"
-    return f"{where or 'config'} = {value!r}: expected {expectation(schema, kind)}"
+        return [f"{where}: name {value!r} not allowed; expected {schema.get('description', schema)}"]
+    return [f"{where or 'config'} = {value!r}: expected {expectation(schema, kind)}"]
 
 
 def expectation(schema: dict, kind: str) -> str:

@@ -84,64 +84,147 @@ def run_id(config: TrainConfig) -> str:
 
 
 def expand_experiment(name: str, defaults: dict, experiment: dict) -> list[TrainConfig]:
+    """The runs of one experiment; a ValueError with a line for each sweep point whose settings are wrong."""
     settings = {**defaults, **{k: v for k, v in experiment.items() if k not in ("sweep", "llc")}}
     sweep = experiment.get("sweep", {})
     keys = list(sweep)
-    configs = []
+    configs, errors = [], {}  # {what is wrong: the first sweep point where it is}
     for values in itertools.product(*(sweep[k] for k in keys)):
         point = dict(zip(keys, values, strict=True))
         where = f"experiments.{name}" + "".join(f" {k}={v}" for k, v in point.items())
-        configs.append(train_config({**settings, **point}, where))
+        try:
+            configs.append(train_config({**settings, **point}, where))
+        except ValueError as error:
+            errors.setdefault(str(error).removeprefix(f"{where}: "), str(error))
+    if errors:
+        raise ValueError("\n".join(errors.values()))
     return configs
 
 
 def expand_experiments(config: dict) -> tuple[dict[str, TrainConfig], dict[str, list[str]]]:
-    """({run id: TrainConfig}, {experiment: [run ids in sweep order]})."""
+    """({run id: TrainConfig}, {experiment: [run ids in sweep order]}); a ValueError with a line for each
+    mistake of every experiment."""
     runs: dict[str, TrainConfig] = {}
     membership: dict[str, list[str]] = {}
+    errors = []
     for name, experiment in config["experiments"].items():
         membership[name] = []
-        for train in expand_experiment(name, config.get("defaults", {}), experiment or {}):
+        try:
+            trains = expand_experiment(name, config.get("defaults", {}), experiment or {})
+        except ValueError as error:
+            errors.append(str(error))
+            continue
+        for train in trains:
             key = run_id(train)
             if key in runs and runs[key] != train:
-                raise ValueError(f"experiments.{name}: run id {key} names two different settings")
+                errors.append(f"experiments.{name}: run id {key} names two different settings")
+                continue
             runs[key] = train
             if key not in membership[name]:
                 membership[name].append(key)
+    if errors:
+        raise ValueError("\n".join(errors))
     return runs, membership
 
 
-def check_references(config: dict, membership: dict[str, list[str]]) -> None:
-    """Every experiment a figure (by its settings or their defaults) or the sensitivity study names
-    must exist and hold runs."""
+# studies that read one experiment, and the kind of table (grokslt.figures.READS) a figure reads from each
+STUDIES = {"sampler_sensitivity": "sensitivity", "calibration": "calibration", "estimator_accuracy": "accuracy"}
+
+
+def _given(config: dict | None, *path: str) -> bool:
+    """Whether the config as written sets this key."""
+    node = config
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def calibration_needed(config: dict) -> str:
+    """Why the calibration must run whatever the figures ('' when nothing needs it)."""
+    if config["certified"]["experiments"]:
+        return "certified.experiments needs it"
+    blocks = [config["llc"], *((experiment or {}).get("llc", {}) for experiment in config["experiments"].values())]
+    return "llc preset calibrated needs it" if any(b.get("preset") == "calibrated" for b in blocks) else ""
+
+
+def check_references(config: dict, membership: dict[str, list[str]], given: dict | None = None) -> list[str]:
+    """Every experiment that a figure, a study or `certified` names must exist and hold runs.
+
+    `given` is the config as written (default: `config` itself). An experiment named there that does not
+    exist is a mistake: a ValueError with a line for each. One named by default only leaves out what
+    needs it, so that a config of one experiment runs: a figure (set to false in `config`), the band of
+    fig2 (null), a study (its experiment null, and the figure that reads it), the experiments of a
+    per-experiment figure that are absent. Returns a line for each thing left out.
+    """
     from grokslt.figures import FIGURES
 
-    wanted = {
-        "sampler_sensitivity.experiment": (config["sampler_sensitivity"]["experiment"], ""),
-        "calibration.experiment": (config["calibration"]["experiment"], ""),
-    }
-    wanted.update(
-        {f"certified.experiments[{i}]": (name, "") for i, name in enumerate(config["certified"]["experiments"])}
-    )
-    if config["figures"].get("estimator_accuracy", {}) is not False:
-        wanted["estimator_accuracy.experiment"] = (config["estimator_accuracy"]["experiment"], "")
+    given = config if given is None else given
+    known = sorted(name for name, runs in membership.items() if runs)
+    errors, skipped = [], []
+
+    def absent(where: str, name) -> bool:
+        """Whether the named experiment is absent; a mistake where the config sets the key."""
+        if name is None or membership.get(name):
+            return False
+        if _given(given, *where.split(".")):
+            figure = where.split(".")[1] if where.startswith("figures.") else None
+            hint = f", or set figures.{figure}: false" if figure else ""
+            errors.append(f"{where} = {name!r}: no such experiment with runs; expected one of {known}{hint}")
+        return True
+
+    for i, name in enumerate(config["certified"]["experiments"]):
+        if not membership.get(name):
+            errors.append(
+                f"certified.experiments[{i}] = {name!r}: no such experiment with runs; expected one of {known}"
+            )
+    not_run = {}  # study: why it does not run
+    for study in STUDIES:
+        name = config[study]["experiment"]
+        if name is None:
+            not_run[study] = f"{study}.experiment is null"
+        elif absent(f"{study}.experiment", name) and not _given(given, study, "experiment"):
+            not_run[study] = f"{study}.experiment {name!r} (the default) is not in this config"
+            config[study]["experiment"] = None
+            if study == "sampler_sensitivity":  # (claims.csv reads it: say so once)
+                skipped.append(f"{study}: not run, {not_run[study]} (claims.csv goes without it)")
+    need = calibration_needed(config)
+    if "calibration" in not_run and need:
+        errors.append(f"calibration: {not_run['calibration']}, but {need}; expected one of {known}")
     for name, figure in FIGURES.items():
         section = config["figures"].get(name, {})
         if section is False:
             continue
-        for key, value in {**figure.settings, **section}.items():
-            default = "" if key in section else " (the default)"
-            if key.endswith("experiment") and value is not None:
-                wanted[f"figures.{name}.{key}"] = (value, default)
+        section = config["figures"][name] = {**figure.settings, **(section or {})}
+        reasons, notes = [], []  # why it is not drawn; what it is drawn without
+        for key in figure.settings:
+            where = f"figures.{name}.{key}"
+            if key.endswith("experiment") and absent(where, section[key]) and not _given(given, *where.split(".")):
+                if key == "experiment":
+                    reasons.append(f"its experiment {section[key]!r} (the default) is not in this config")
+                else:
+                    notes.append(f"{where}: {section[key]!r} (the default) is not in this config; drawn without it")
+                    section[key] = None
             elif key.endswith("experiments"):
-                wanted.update({f"figures.{name}.{key}": (v, default) for v in value})
-    for where, (name, default) in wanted.items():
-        if not membership.get(name):
-            figure = where.split(".")[1] if where.startswith("figures.") else None
-            hint = f", or set figures.{figure}: false" if figure else ""
-            raise ValueError(
-                f"{where} = {name!r}{default}: no such experiment with runs; expected one of {sorted(membership)}{hint}"
-            )
+                missing = [v for v in section[key] if absent(where, v)]
+                if missing and not _given(given, *where.split(".")):
+                    kept = [v for v in section[key] if v not in missing]
+                    words = f"{', '.join(map(repr, missing))} (the default) not in this config"
+                    if figure.per_experiment and kept:
+                        notes.append(f"{where}: {words}; drawn for {', '.join(kept)}")
+                        section[key] = kept
+                    else:
+                        reasons.append(f"its experiments {words}")
+        reasons += [not_run[study] for study, kind in STUDIES.items() if kind in figure.reads and study in not_run]
+        if reasons:
+            config["figures"][name] = False
+            skipped.append(f"figures.{name}: not drawn, {'; '.join(reasons)}")
+        else:
+            skipped += notes
+    if errors:
+        raise ValueError("\n".join(dict.fromkeys(errors)))
+    return skipped
 
 
 LLC_JOB_KEYS = ("chunk_size", "stack")
@@ -169,18 +252,30 @@ def experiment_llc(config: dict, experiment: str) -> dict:
 
 
 def run_llc(config: dict, membership: dict[str, list[str]]) -> dict[str, dict]:
-    """{run: its sampler keys}; a run shared by experiments whose sampler keys differ is refused."""
-    chosen, owner = {}, {}
+    """{run: its sampler keys}; a ValueError with a line for each experiment whose sampler keys are wrong and
+    each run shared by experiments whose sampler keys differ."""
+    chosen, owner, errors = {}, {}, []
     for experiment, runs in membership.items():
-        block = experiment_llc(config, experiment)
+        try:
+            block = experiment_llc(config, experiment)
+        except ValueError as error:
+            if (config["experiments"][experiment] or {}).get("llc"):
+                errors.append(str(error))
+            else:  # the global llc's mistake, once
+                prefix = f"experiments.{experiment}.llc (with the global llc): "
+                errors.append("llc: " + str(error).removeprefix(prefix))
+            continue
         for run in runs:
             if run in chosen and chosen[run] != block:
-                raise ValueError(
+                errors.append(
                     f"experiments.{owner[run]} and experiments.{experiment} share run {run} but not their llc "
                     f"settings ({chosen[run]} vs {block}); give them the same llc block or runs that differ"
                 )
+                continue
             chosen.setdefault(run, block)
             owner.setdefault(run, experiment)
+    if errors:
+        raise ValueError("\n".join(dict.fromkeys(errors)))
     return chosen
 
 
