@@ -17,7 +17,7 @@ def summary_row(run, experiment, **values):
 
 
 def series(steps, llc, mcse=1.0):
-    return pd.DataFrame({"step": steps, "llc": llc, "mcse": mcse, "converged": True})
+    return pd.DataFrame({"step": steps, "llc": llc, "mcse": mcse, "converged": True, "local": True})
 
 
 def linear_evidence(noise: float, curve: float = 0.0) -> Evidence:
@@ -38,16 +38,37 @@ def test_ols_and_wilson():
     assert 0.68 < low < 0.9 < high < 0.98
 
 
-@pytest.mark.parametrize("noise, curve, verdict", [(1.0, 0.0, "holds"), (0.0, 30.0, "fails")])
+@pytest.mark.parametrize(
+    "noise, curve, verdict", [(1.0, 0.0, "holds"), (0.0, 30.0, "fails"), (0.0, 0.4, "inconclusive")]
+)
 def test_a_linear_law_holds_or_fails(noise, curve, verdict):
-    [row] = CLAIMS["fig1a_linear_p"](linear_evidence(noise, curve), "paper_code")
+    """Exactly linear up to noise holds; strongly curved fails; a slight curvature with R^2 above 0.95
+    (smoothly convex, no noise) is never `holds`: its quadratic term exceeds the t critical value."""
+    [row, _] = CLAIMS["fig1a_linear_p"](linear_evidence(noise, curve), "paper_code")
     assert row["verdict"] == verdict and row["n"] == 5 and row["preset"] == "paper_code"
+    if curve == 0.4:
+        assert row["value"] > 0.95 and "(t critical 4.3: curved)" in row["note"]
+
+
+@pytest.mark.parametrize("law, verdict", [("theory", "holds"), ("fraction of d", "fails")])
+def test_the_theory_constant_against_the_d_proportional_null(law, verdict):
+    """K_eff varies unlike p: an LLC of K_eff (3p - 1) / 2 beats a fixed fraction of 3pK, and an LLC that is a
+    fixed fraction of 3pK does not."""
+    keff = {53: 10, 59: 30, 61: 12, 67: 25, 71: 15}
+    rows, llc = [], {}
+    for p, k in keff.items():
+        value = k * (3 * p - 1) / 2 if law == "theory" else 0.02 * 3 * p * 1024
+        rows.append(summary_row(f"p{p}", "vary_p", p=p, final_K_eff=k))
+        llc[f"p{p}"] = series([100, 200], [value / 2, value])
+    [_, null] = CLAIMS["fig1a_linear_p"](Evidence(pd.DataFrame(rows), {}, llc, None), "paper_code")
+    assert null["verdict"] == verdict, null
+    assert ("a = 1 (theory: 1)" in null["note"]) == (law == "theory")
 
 
 def test_too_few_points_are_inconclusive():
     evidence = linear_evidence(1.0)
     evidence.llc = {run: table for run, table in list(evidence.llc.items())[:3]}
-    [row] = CLAIMS["fig1a_linear_p"](evidence, "certified")
+    [row] = CLAIMS["fig1a_linear_p"](evidence, "certified")  # no null row without a law
     assert row["verdict"] == "inconclusive" and row["preset"] == "certified"
 
 
@@ -99,6 +120,23 @@ def test_every_claim_answers_on_empty_evidence():
     """No run of an experiment: every claim says inconclusive rather than failing."""
     empty = pd.DataFrame([summary_row("x", "other")])
     rows = evaluate(empty, {"x": pd.DataFrame()}, {"paper_code": {"x": pd.DataFrame({"step": [1], "llc": [1.0],
-                    "mcse": [0.1], "converged": [True]})}}, None)  # fmt: skip
+                    "mcse": [0.1], "converged": [True], "local": [True]})}}, None)  # fmt: skip
     assert {row["verdict"] for row in rows} == {"inconclusive"}
     assert {row["claim"] for row in rows} >= set(CLAIMS) - {"fig9_gsm_falls_with_lr"}
+
+
+def test_only_local_converged_estimates_decide():
+    """The same linear law: holds on trusted estimates, inconclusive (its statistic kept) when one
+    estimate of a run it read is not local, or not converged."""
+    evidence = linear_evidence(noise=0.1)
+    trusted = evaluate(evidence.summary, {}, {"paper_code": evidence.llc}, None)
+    [law, _] = [r for r in trusted if r["claim"] == "fig1a_linear_p"]
+    assert law["verdict"] == "holds", law
+    for column in ("local", "converged"):
+        llc = {run: table.copy() for run, table in evidence.llc.items()}
+        llc["p59"].loc[0, column] = False
+        rows = evaluate(evidence.summary, {}, {"paper_code": llc}, None)
+        [law, _] = [r for r in rows if r["claim"] == "fig1a_linear_p"]
+        assert law["verdict"] == "inconclusive" and "own verdict: holds" in law["note"]
+        count = "1 not local, 0 not converged" if column == "local" else "0 not local, 1 not converged"
+        assert f"of the 10 estimates of the runs it read, {count}" in law["note"]

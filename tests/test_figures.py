@@ -28,6 +28,7 @@ def loss_table(steps: np.ndarray, peak: float) -> pd.DataFrame:
             "llc_init_loss": 0.01,
             "diverged": False,
             "converged": steps > steps.mean(),
+            "local": steps > steps.min(),  # the first estimate not local: drawn as a cross
             "r_hat": 1.0 + 0.1 * np.exp(-steps / 200),
             "ess_bulk": 50 + steps,
             "ess_tail": 40 + steps,
@@ -66,6 +67,8 @@ def tables(tmp_path_factory):
                 "status": "diverged" if diverged else "early_stop",
                 "final_step": int(table.step.iloc[-1]),
                 "final_llc": table.llc.iloc[-1],
+                "final_converged": True,
+                "final_local": p != 11,  # Figure 1a marks the p = 11 runs not local
                 "peak_llc": table.llc.max(),
                 "final_keff_llc": k * (3 * p - 1) / 3,
                 "generic_llc": k * (3 * p - 1) / 2,

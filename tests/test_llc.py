@@ -242,8 +242,9 @@ def test_bias_reduced_estimate_of_a_two_factor_crossing(float64):
 
 
 def test_diagnostics_are_arvizs_on_the_saved_traces(tmp_path):
-    """The LLC table's R-hat, ESS and MCSE equal ArviZ called directly on the saved traces of
-    nbeta (L - L_init); the MCSE adds nbeta times L_init's standard error in quadrature."""
+    """The honest R-hat, ESS and MCSE equal ArviZ called directly on the saved full-batch observations
+    (the worse of nbeta (L_n - L_n(w*)) and ||w - w*||^2); the minibatch ones equal ArviZ on the saved
+    loss traces of nbeta (L - L_init), their MCSE adding nbeta times L_init's standard error in quadrature."""
     from arviz_stats.base import array_stats
 
     from grokslt.cli import main
@@ -255,16 +256,27 @@ def test_diagnostics_are_arvizs_on_the_saved_traces(tmp_path):
     import pandas as pd
 
     table = pd.read_csv(tmp_path / "llc.csv")
-    traces = np.load(tmp_path / "llc.npz")["loss_trace"].astype(np.float64)
-    for row, trace in zip(table.itertuples(), traces, strict=True):
+    saved = np.load(tmp_path / "llc.npz")
+    traces = saved["loss_trace"].astype(np.float64)
+    for i, (row, trace) in enumerate(zip(table.itertuples(), traces, strict=True)):
         excess = row.nbeta * (trace - row.init_loss)
-        assert row.r_hat == pytest.approx(array_stats.rhat(excess, method="rank"), rel=1e-9)
-        assert row.ess_bulk == pytest.approx(array_stats.ess(excess, method="bulk"), rel=1e-9)
-        assert row.ess_tail == pytest.approx(array_stats.ess(excess, method="tail", prob=(0.05, 0.95)), rel=1e-9)
+        assert row.r_hat_minibatch == pytest.approx(array_stats.rhat(excess, method="rank"), rel=1e-9)
+        assert row.ess_bulk_minibatch == pytest.approx(array_stats.ess(excess, method="bulk"), rel=1e-9)
+        tail = array_stats.ess(excess, method="tail", prob=(0.05, 0.95))
+        assert row.ess_tail_minibatch == pytest.approx(tail, rel=1e-9)
         chains = array_stats.mcse(excess, method="mean")
-        assert row.mcse == pytest.approx(np.hypot(chains, row.nbeta * row.init_loss_stderr), rel=1e-9)
-        assert row.init_loss_stderr > 0 and row.mcse > chains
-    assert table["converged"].dtype == bool
+        assert row.mcse_minibatch == pytest.approx(np.hypot(chains, row.nbeta * row.init_loss_stderr), rel=1e-9)
+        assert row.init_loss_stderr > 0 and row.mcse_minibatch > chains
+        full = row.nbeta * (saved["observed_loss"][i] - saved["centre_loss"][i])
+        distance = saved["observed_distance_sq"][i]
+        assert full.shape == (3, 200 // row.observed_every)
+        assert row.llc_full == pytest.approx(full.mean(), rel=1e-9)
+        rhat = max(array_stats.rhat(x, method="rank") for x in (full, distance))
+        assert row.r_hat == pytest.approx(rhat, rel=1e-9)
+        assert row.ess_bulk == pytest.approx(min(array_stats.ess(x, method="bulk") for x in (full, distance)))
+        honest = np.hypot(array_stats.mcse(full, method="mean"), row.nbeta * row.init_loss_stderr)
+        assert row.mcse == pytest.approx(honest, rel=1e-9)
+    assert table["converged"].dtype == bool and table["local"].dtype == bool
 
 
 def test_converged_needs_every_threshold():

@@ -156,7 +156,9 @@ def test_the_small_multiples_draw_the_authors_log_beside_each_matched_run():
     rows, theirs = lr_wd_rows("paper_code_lr_wd")
     tables = {}
     for run, name in zip([*theirs, theirs[0]], rows["run"], strict=True):
-        tables[name] = run.log.assign(train_loss=0.01, val_loss=0.01, llc_std=0.1, trace_hutchinson=1.0, converged=True)
+        tables[name] = run.log.assign(
+            train_loss=0.01, val_loss=0.01, llc_std=0.1, trace_hutchinson=1.0, converged=True, local=True
+        )
     rows = rows.assign(status="early_stop", experiments="vary_lr_wd")
     fig = small_multiples(Read(rows, tables), "vary_lr_wd")
     grey = [line for ax in fig.axes for line in ax.lines if line.get_color() in ("0.5", "0.45")]

@@ -35,6 +35,8 @@ def another_value(f: dataclasses.Field, cls):
     if isinstance(default, float):
         bound = f.metadata["maximum"] or f.metadata["exclusive_maximum"]
         return default / 2 if bound is not None else default * 2 + 0.5
+    if "int" in str(f.type):
+        return 3  # an optional integer (None by default)
     return 0.5  # an optional number (None by default) with an exclusive bound in (0, 1) or above 0
 
 

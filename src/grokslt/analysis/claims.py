@@ -5,6 +5,11 @@ Every claim reads the run summary, the runs' loss tables and an LLC series per r
 of checkpoints, `runs/RUN/certified.csv`). A verdict is `holds`, `fails` or `inconclusive` by the
 thresholds written beside each claim below, never tuned to the result; where the data cannot decide
 (too few runs, no run of the experiment) the verdict is `inconclusive` and `note` says why.
+
+Only local, honestly converged estimates decide (`trusted`: `grokslt.estimation.locality`,
+`grokslt.estimation.diagnostics`). Each claim's statistic is computed and reported as it stands; when any
+LLC estimate it read is not trusted, its verdict becomes `inconclusive` and the note says how many were not
+local and how many not converged. Which estimates a claim read is recorded as it reads them (`Evidence.llc`).
 """
 
 from __future__ import annotations
@@ -23,13 +28,25 @@ COLUMNS = ["claim", "preset", "statistic", "value", "uncertainty", "verdict", "n
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
 
+class ReadRecord(dict):
+    """{run: LLC series} that remembers which runs were read."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.read: set[str] = set()
+
+    def __getitem__(self, run):
+        self.read.add(run)
+        return super().__getitem__(run)
+
+
 @dataclass
 class Evidence:
-    """What one preset's claims read. `llc`: {run: DataFrame[step, llc, mcse, converged]}."""
+    """What one preset's claims read. `llc`: {run: DataFrame[step, llc, mcse, converged, local]}."""
 
     summary: pd.DataFrame
     loss: Mapping[str, pd.DataFrame]
-    llc: Mapping[str, pd.DataFrame]
+    llc: ReadRecord
     sensitivity: pd.DataFrame | None
 
     def runs(self, experiment: str) -> pd.DataFrame:
@@ -77,9 +94,15 @@ def final_llc(evidence: Evidence, runs: pd.DataFrame) -> pd.Series:
 
 
 # -- the claims ------------------------------------------------------------------------------------------
-# Linear laws: holds when R^2 >= 0.95 and the slope exceeds 3 standard errors for every line; fails when
-# some line has R^2 < 0.8 or a slope <= 0; otherwise (or with fewer than 4 points a line) inconclusive.
+# Linear laws: holds when R^2 >= 0.95, the slope exceeds 3 standard errors and no quadratic term exceeds its
+# two-sided 95% t critical value (residual degrees of freedom n - 3: curvature decides linearity), for every
+# line; fails when some line has R^2 < 0.8 or a slope <= 0; otherwise (or with fewer than 4 points) inconclusive.
+# Each line also reports the final LLC over the parameter count d = 3pK, and the trivial null: d is itself
+# linear in p and K, so a second row fits LLC = a K_eff (3p - 1) / 2 (Corollary 5.4, K_eff measured) and
+# LLC = b d, both through 0, and holds when the theory's fit leaves at most half the null's residual sum of
+# squares, fails when it leaves more than the null's, else inconclusive.
 LINEAR_HOLDS_R2, LINEAR_FAILS_R2, SLOPE_SE = 0.95, 0.8, 3.0
+NULL_RSS_HOLDS = 0.5
 
 
 def linear_law(evidence, preset, claim, experiment, x, line) -> list[dict]:
@@ -94,20 +117,44 @@ def linear_law(evidence, preset, claim, experiment, x, line) -> list[dict]:
                            len(means), "fewer than 4 sizes"))  # fmt: skip
             continue
         coef, se, r2 = ols(means.index, means.to_numpy())
-        curvature = ""
-        if x == "hidden":  # Figure 1b: a quadratic term tests the linearity in K
-            quadratic, quadratic_se, _ = ols(means.index, means.to_numpy(), 2)
-            curvature = f"; quadratic term {quadratic[0]:.3g} +- {quadratic_se[0]:.2g}"
+        quadratic, quadratic_se, _ = ols(means.index, means.to_numpy(), 2)
+        critical = stats.t.ppf(0.975, len(means) - 3)
+        curved = abs(quadratic[0]) > critical * quadratic_se[0]
         slope, slope_se = coef[0], se[0]
-        if r2 >= LINEAR_HOLDS_R2 and slope > SLOPE_SE * slope_se:
+        if r2 >= LINEAR_HOLDS_R2 and slope > SLOPE_SE * slope_se and not curved:
             verdict = HOLDS
         elif r2 < LINEAR_FAILS_R2 or slope <= 0:
             verdict = FAILS
         else:
             verdict = INCONCLUSIVE
-        note = f"slope {slope:.4g} +- {slope_se:.2g}, intercept {coef[1]:.4g}{curvature}"
+        per_d = group["final"] / (3 * group["p"] * group["hidden"])
+        note = (f"slope {slope:.4g} +- {slope_se:.2g}, intercept {coef[1]:.4g}; quadratic term {quadratic[0]:.3g} "
+                f"+- {quadratic_se[0]:.2g} (t critical {critical:.3g}: {'curved' if curved else 'not curved'}); "
+                f"LLC / 3pK {per_d.min():.3g}-{per_d.max():.3g}")  # fmt: skip
         out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", r2, math.nan, verdict, len(means), note))
+        out.append(beats_d_null(claim, tag, group, name))
     return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, f"no runs of {experiment}")]
+
+
+def beats_d_null(claim, tag, group: pd.DataFrame, name: str) -> dict:
+    """The theory's constant K_eff (3p - 1) / 2 against a fixed fraction of d = 3pK, as predictors of the
+    final LLC of one line's runs (each fitted through 0 by least squares)."""
+    statistic = f"residual SS of LLC = a K_eff (3p - 1)/2 over that of LLC = b 3pK ({name})"
+    if "final_K_eff" not in group or group["final_K_eff"].isna().any() or len(group) < 3:
+        return row(claim, tag, statistic, math.nan, math.nan, INCONCLUSIVE, len(group), "K_eff not measured")
+    y = group["final"].to_numpy(float)
+    theory = (group["final_K_eff"] * (3 * group["p"] - 1) / 2).to_numpy(float)
+    null = (3 * group["p"] * group["hidden"]).to_numpy(float)
+
+    def rss(xs):
+        a = xs @ y / (xs @ xs)
+        return float(((y - a * xs) ** 2).sum()), a
+
+    (theory_rss, a), (null_rss, b) = rss(theory), rss(null)
+    ratio = theory_rss / null_rss if null_rss > 0 else math.nan
+    verdict = HOLDS if ratio <= NULL_RSS_HOLDS else FAILS if ratio > 1 else INCONCLUSIVE
+    note = f"a = {a:.3g} (theory: 1), b = {b:.3g}; runs {len(group)}"
+    return row(claim, tag, statistic, ratio, math.nan, verdict, len(group), note)
 
 
 def fig1a_linear_p(evidence, preset):
@@ -326,9 +373,32 @@ CLAIMS: dict[str, Callable[[Evidence, str], list[dict]]] = {
 
 
 def llc_series(table: pd.DataFrame) -> pd.DataFrame:
-    """step, llc, mcse, converged of an LLC table (a run's loss_data or certified.csv)."""
+    """step, llc, mcse, converged, local of an LLC table (a run's loss_data or certified.csv)."""
     llc = table.rename(columns={"llc_mean": "llc"})
-    return llc[llc["llc"].notna()][["step", "llc", "mcse", "converged"]].reset_index(drop=True)
+    llc = llc[llc["llc"].notna()][["step", "llc", "mcse", "converged", "local"]].reset_index(drop=True)
+    return llc.astype({"converged": bool, "local": bool})
+
+
+def untrusted(evidence: Evidence) -> str:
+    """Why the LLC estimates the claim read cannot decide it ('' when all are local and converged)."""
+    series = [evidence.llc[run] for run in sorted(evidence.llc.read)]
+    if not series:
+        return ""
+    table = pd.concat(series)
+    not_local, not_converged = int((~table["local"]).sum()), int((~table["converged"]).sum())
+    if not (not_local or not_converged):
+        return ""
+    return (f"only local, honestly converged estimates decide: of the {len(table)} estimates of the runs it "
+            f"read, {not_local} not local, {not_converged} not converged")  # fmt: skip
+
+
+def decided(evidence: Evidence, rows: list[dict]) -> list[dict]:
+    """The claim's rows, made `inconclusive` where an estimate it read is not trusted."""
+    reason = untrusted(evidence)
+    if not reason:
+        return rows
+    return [r | {"verdict": INCONCLUSIVE, "note": f"{reason} (the statistic's own verdict: {r['verdict']}); "
+                 f"{r['note']}".strip("; ")} for r in rows]  # fmt: skip
 
 
 def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_preset: Mapping[str, Mapping],
@@ -336,9 +406,10 @@ def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_pre
     """Every claim for every preset."""
     rows = []
     for preset, llc in llc_by_preset.items():
-        evidence = Evidence(summary, loss, {run: llc_series(table) for run, table in llc.items()}, sensitivity)
         for test in CLAIMS.values():
-            rows.extend(test(evidence, preset))
+            series = ReadRecord({run: llc_series(table) for run, table in llc.items()})
+            evidence = Evidence(summary, loss, series, sensitivity)
+            rows.extend(decided(evidence, test(evidence, preset)))
     return rows
 
 
@@ -349,9 +420,13 @@ def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out) -
     loss = {Path(path).parent.name: pd.read_csv(path) for path in loss_csvs}
     loss = {run: table[~table["diverged"]] for run, table in loss.items()}
     presets = {"paper_code": loss}
-    if certified_csvs:
-        presets["certified"] = {Path(path).parent.name: pd.read_csv(path) for path in certified_csvs}
+    certified = {Path(path).parent.name: pd.read_csv(path) for path in certified_csvs or []}
+    if certified:  # empty tables where the calibration chose no settings
+        presets["certified"] = {run: table for run, table in certified.items() if len(table)}
     sensitivity = pd.read_csv(sensitivity_csv) if sensitivity_csv else None
     rows = evaluate(summary, loss, presets, sensitivity)
+    if certified and not presets["certified"]:
+        why = "the calibration chose no settings (calibration.json says why): no certified estimates"
+        rows = [r | {"note": f"{why}; {r['note']}"} if r["preset"] == "certified" else r for r in rows]
     write_csv(out, rows, COLUMNS)
     return rows

@@ -1,14 +1,19 @@
-"""Choosing sampler settings by a documented rule, from a grid of estimates at one checkpoint.
+"""Choosing sampler settings by a documented rule, from a grid of estimates at several checkpoints.
 
-Every point of the grid step size x nbeta x localization is estimated with its diagnostics. A point
-qualifies when
-1. no chain diverged and the estimate passed the convergence diagnostics (`grokslt.estimation.diagnostics`), and
-2. it is stable under halving the step size: the next smaller step size of the grid at the same nbeta
-   and localization (at most STEP_RATIO_MAX times smaller) also converged, and the two estimates differ
-   by at most max(STABLE_MCSE x their combined MCSE, STABLE_RELATIVE x the smaller step's estimate).
-Among the points that qualify the rule takes the smallest localization (the estimand nearest the
-unlocalized LLC), then the nbeta nearest n / ln n (the WBIC inverse temperature of n samples), then the
-largest step size (the fastest mixing). When none qualifies it says so, lists the closest candidates
+Every point of the grid step size x nbeta x localization is estimated, with its honest diagnostics and its
+locality, at each calibrated checkpoint (by default the run's transitions: memorisation, val 50%, val 95%
+and the last checkpoint; the LLC peak is given with --step). At one checkpoint a point passes when
+1. no chain diverged, the estimate is honestly converged (full-batch diagnostics,
+   `grokslt.estimation.diagnostics`) and it is local (`grokslt.estimation.locality`), and
+2. it is stable in the step size: the next smaller step of the grid at the same nbeta and localization,
+   between STEP_RATIO_MIN (1.8) and STEP_RATIO_MAX (2.5) times smaller, also passes 1, and the two
+   estimates differ by at most STABLE_Z (2) times their combined MCSE (a tolerance from their errors).
+A point qualifies when it passes at every calibrated checkpoint. Each passing point carries the
+step-extrapolated value (r lambda(eps / r) - lambda(eps)) / (r - 1), first-order in the step, and
+|lambda(eps) - extrapolated| as its systematic error. Among the points that qualify the rule takes the
+smallest localization (the estimand nearest the unlocalized LLC), then the nbeta nearest n / ln n (the WBIC
+inverse temperature of n samples), then the smaller step size (the smaller discretisation bias). When none
+qualifies it says so, names the cheapest local point it found (and its cost), lists the closest candidates
 (fewest failed criteria) and fails: it never picks silently.
 """
 
@@ -26,9 +31,8 @@ from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv, write_text
 from grokslt.training.runs import load_run, parse_steps, select_steps
 
-STEP_RATIO_MAX = 2.5
-STABLE_MCSE = 2.0
-STABLE_RELATIVE = 0.05
+STEP_RATIO_MIN, STEP_RATIO_MAX = 1.8, 2.5
+STABLE_Z = 2.0
 RULE = __doc__.split("\n\n", 1)[1].strip()
 
 
@@ -44,92 +48,157 @@ def grid_settings(base: SamplerSettings, step_sizes, nbetas, localizations) -> l
     ]
 
 
-def failed_criteria(row: dict, rows: list[dict]) -> list[str]:
-    """Why a grid point does not qualify (empty: it does)."""
+def own_failures(row: dict) -> list[str]:
+    """Why one estimate is not trusted on its own (empty: it is)."""
     reasons = []
     if row["n_diverged"]:
         reasons.append(f"{row['n_diverged']} chains diverged")
     if not row["converged"]:
-        reasons.append(f"not converged (R-hat {row['r_hat']:.3f}, ESS {row['ess_bulk']:.0f}/{row['ess_tail']:.0f}, "
-                       f"drift {row['llc_drift']:.3g})")  # fmt: skip
-    same = [r for r in rows if (r["nbeta"], r["localization"]) == (row["nbeta"], row["localization"])]
-    smaller = [r for r in same if r["step_size"] < row["step_size"]]
-    if not smaller:
-        return [*reasons, "no smaller step size in the grid to check stability against"]
-    half = max(smaller, key=lambda r: r["step_size"])
-    if row["step_size"] / half["step_size"] > STEP_RATIO_MAX:
-        return [*reasons, f"next smaller step {half['step_size']:g} is more than {STEP_RATIO_MAX}x smaller"]
-    if not half["converged"]:
-        reasons.append(f"the halved step {half['step_size']:g} did not converge")
-    gap = abs(row["llc_mean"] - half["llc_mean"])
-    allowed = max(STABLE_MCSE * math.hypot(row["mcse"], half["mcse"]), STABLE_RELATIVE * abs(half["llc_mean"]))
-    if not gap <= allowed:
-        reasons.append(f"moves by {gap:.3g} when the step is halved (allowed {allowed:.3g})")
+        reasons.append(f"not converged (R-hat {row['r_hat']:.3f}, ESS {row['ess_bulk']:.0f}/{row['ess_tail']:.0f})")
+    if not row.get("local", True):
+        reasons.append(f"not local (loss excess {row['loss_excess_fraction']:.3g} of the zero function's)")
     return reasons
 
 
+def smaller_step(row: dict, rows: list[dict]) -> dict | None:
+    """The grid's next smaller step at the same checkpoint, nbeta and localization."""
+    same = [r for r in rows if (r["step"], r["nbeta"], r["localization"]) == (row["step"], row["nbeta"],
+                                                                             row["localization"])]  # fmt: skip
+    smaller = [r for r in same if r["step_size"] < row["step_size"]]
+    return max(smaller, key=lambda r: r["step_size"]) if smaller else None
+
+
+def failed_criteria(row: dict, rows: list[dict]) -> list[str]:
+    """Why a grid point does not pass at its checkpoint (empty: it does); a passing row gains the
+    step-extrapolated value and its systematic error."""
+    reasons = own_failures(row)
+    half = smaller_step(row, rows)
+    if half is None:
+        return [*reasons, "no smaller step size in the grid to check stability against"]
+    ratio = row["step_size"] / half["step_size"]
+    if not STEP_RATIO_MIN <= ratio <= STEP_RATIO_MAX:
+        return [*reasons, f"next smaller step {half['step_size']:g} is {ratio:.3g}x smaller, not "
+                          f"{STEP_RATIO_MIN}-{STEP_RATIO_MAX}x"]  # fmt: skip
+    if own_failures(half):
+        reasons.append(f"the smaller step {half['step_size']:g} fails: {'; '.join(own_failures(half))}")
+    gap = abs(row["llc_mean"] - half["llc_mean"])
+    allowed = STABLE_Z * math.hypot(row["mcse"], half["mcse"])
+    if not gap <= allowed:
+        reasons.append(f"moves by {gap:.3g} with the step (allowed {allowed:.3g}: {STABLE_Z:g} combined MCSE)")
+    if not reasons:
+        row["extrapolated"] = (ratio * half["llc_mean"] - row["llc_mean"]) / (ratio - 1)
+        row["systematic"] = abs(row["llc_mean"] - row["extrapolated"])
+    return reasons
+
+
+def point_key(row: dict) -> tuple[float, float, float]:
+    return row["step_size"], row["nbeta"], row["localization"]
+
+
 def choose(rows: list[dict], n: int) -> tuple[dict | None, dict[int, list[str]]]:
-    """(the chosen row or None, {row index: failed criteria})."""
+    """(a row of the chosen point or None, {row index: failed criteria}); a point must pass at every
+    checkpoint of the rows."""
     failures = {i: failed_criteria(row, rows) for i, row in enumerate(rows)}
-    qualifying = [rows[i] for i, reasons in failures.items() if not reasons]
+    failing = {point_key(rows[i]) for i, reasons in failures.items() if reasons}
+    qualifying = [row for row in rows if point_key(row) not in failing]
     if not qualifying:
         return None, failures
     wbic = n / math.log(n)
-    best = min(qualifying, key=lambda r: (r["localization"], abs(math.log(r["nbeta"] / wbic)), -r["step_size"]))
+    best = min(qualifying, key=lambda r: (r["localization"], abs(math.log(r["nbeta"] / wbic)), r["step_size"]))
     return best, failures
+
+
+def calibration_steps(run, step: str) -> list[int]:
+    """The checkpoints to calibrate at: 'transitions' (memorisation, val 50%, val 95%, the last), 'final',
+    or comma-separated steps."""
+    import pandas as pd
+
+    from grokslt.training.metrics import transition_steps
+
+    available = list(run.checkpoints)
+    if not available:
+        raise BadInput(f"--run {run.path}: no checkpoints to calibrate at")
+    if step == "final":
+        return [available[-1]]
+    if step == "transitions":
+        log = pd.read_csv(run.path / "train_log.csv")
+        marks = transition_steps(log["step"], log["train_acc"], log["val_acc"])
+        wanted = [marks[k] for k in ("memorisation_step", "grok_step_50", "grok_step_95")] + [available[-1]]
+        return sorted({s for s in wanted if s is not None and s in run.checkpoints})
+    return select_steps(available, parse_steps(step))
 
 
 def calibrate(run_dir, out_dir, step: str, base: SamplerSettings, step_sizes, nbetas, localizations, seed: int = 0,
               backend: str = "native", preset: str = "custom", report_only: bool = False) -> dict:  # fmt: skip
-    """Estimate the grid at one checkpoint, write calibration.csv and calibration.json, and return the
-    report; when no point qualifies, fail after writing both (unless `report_only`: a report with no choice)."""
+    """Estimate the grid at the calibrated checkpoints, write calibration.csv and calibration.json, and return
+    the report; when no point qualifies, fail after writing both (unless `report_only`: a report with no choice)."""
     grid = grid_settings(base, step_sizes, nbetas, localizations)
     run = load_run(run_dir)
-    available = list(run.checkpoints)
-    if not available:
-        raise BadInput(f"--run {run_dir}: no checkpoints to calibrate at")
-    chosen_step = available[-1] if step == "final" else select_steps(available, parse_steps(step))[0]
-    params = run.load(chosen_step)
+    steps = calibration_steps(run, step)
+    checkpoints = [(s, run.load(s)) for s in steps]
     batch = run.config.batch_size
     rows = []
     for settings in grid:
         fixed = settings_columns(settings, preset, backend, batch, seed)
         try:
-            [(result, wall)] = estimate_checkpoints(run.data, [(chosen_step, params)], settings, batch, seed, backend)
+            estimates = estimate_checkpoints(run.data, checkpoints, settings, batch, seed, backend)
         except ComputationFailed:  # every chain diverged: a grid point that fails, not a failed calibration
             stats = dict.fromkeys(result_columns(settings), math.nan) | {"n_diverged": settings.num_chains}
-            rows.append({"step": chosen_step, **stats, "converged": False, **fixed, "seconds": math.nan})
+            rows += [{"step": s, **stats, "converged": False, "local": False, **fixed, "seconds": math.nan}
+                     for s in steps]  # fmt: skip
             continue
-        rows.append({"step": chosen_step, **result.summary(), **fixed, "seconds": wall})
+        rows += [{"step": s, **result.summary(), **fixed, "seconds": wall}
+                 for s, (result, wall) in zip(steps, estimates, strict=True)]  # fmt: skip
     best, failures = choose(rows, run.data.n_train)
     for i, row in enumerate(rows):
-        row["qualifies"] = not failures[i]
-        row["chosen"] = row is best
+        row["passes"] = not failures[i]
+        row["chosen"] = best is not None and point_key(row) == point_key(best)
         row["why_not"] = "; ".join(failures[i])
     out = Path(out_dir)
     columns = ["step", *dict.fromkeys([*result_columns(base), *settings_columns(base, preset, backend, batch, seed)])]
-    write_csv(out / "calibration.csv", rows, [*columns, "seconds", "qualifies", "chosen", "why_not"])
-    closest = sorted(range(len(rows)), key=lambda i: len(failures[i]))[:3]
-    names = [f"(step {rows[i]['step_size']:g}, nbeta {rows[i]['nbeta']:g}, gamma {rows[i]['localization']:g}: "
-             f"{rows[i]['why_not']})" for i in closest]  # fmt: skip
-    verdict = "chosen by the rule" if best is not None else f"no grid point qualifies; closest: {'; '.join(names)}"
-    report = {
-        "run": str(run_dir),
-        "verdict": verdict,
-        "step": chosen_step,
-        "rule": RULE,
-        "chosen": None if best is None else dataclasses.asdict(grid[rows.index(best)]),
-        "estimate": None if best is None else {k: best[k] for k in ("llc_mean", "mcse", "r_hat", "ess_bulk")},
-        "rejected": {
-            f"step {r['step_size']:g}, nbeta {r['nbeta']:g}, gamma {r['localization']:g}": r["why_not"]
-            for r in rows
-            if r["why_not"]
-        },  # fmt: skip
-    }
+    extra = ["seconds", "passes", "extrapolated", "systematic", "chosen", "why_not"]
+    write_csv(out / "calibration.csv", rows, [*columns, *extra])
+    report = calibration_report(run_dir, steps, rows, failures, best, grid)
     write_text(out / "calibration.json", json.dumps(report, indent=2) + "\n")
     if best is None and not report_only:
-        raise ComputationFailed(verdict)
+        raise ComputationFailed(report["verdict"])
     return report
+
+
+def calibration_report(run_dir, steps, rows, failures, best, grid) -> dict:
+    """The choice, its estimates at every checkpoint, why every other point failed, and where nothing
+    qualifies, the cheapest local point and the closest candidates."""
+    failing = {}
+    for i, row in enumerate(rows):
+        if failures[i]:
+            failing.setdefault(point_key(row), []).append(f"step {row['step']}: {row['why_not']}")
+    name = "step {:g}, nbeta {:g}, gamma {:g}".format
+    local = [r for r in rows if r.get("local") is True and not math.isnan(r["seconds"])]
+    cheapest = min(local, key=lambda r: r["seconds"], default=None)
+    cheapest_local = None if cheapest is None else {
+        "point": name(*point_key(cheapest)), "step": cheapest["step"], "seconds": cheapest["seconds"],
+        "llc_mean": cheapest["llc_mean"], "converged": bool(cheapest["converged"]),
+    }  # fmt: skip
+    if best is not None:
+        verdict = "chosen by the rule"
+    else:
+        closest = sorted(failing.items(), key=lambda item: sum(len(r.split("; ")) for r in item[1]))[:3]
+        names = [f"({name(*key)}: {reasons[0]})" for key, reasons in closest]
+        where = f"cheapest local point: {cheapest_local['point']}" if cheapest_local else "no grid point was local"
+        verdict = f"no grid point qualifies; {where}; closest: {'; '.join(names)}"
+    chosen_rows = [r for r in rows if best is not None and point_key(r) == point_key(best)]
+    settings_of = {(s.step_size, s.nbeta, s.localization): s for s in grid}
+    return {
+        "run": str(run_dir),
+        "verdict": verdict,
+        "steps": steps,
+        "rule": RULE,
+        "chosen": None if best is None else dataclasses.asdict(settings_of[point_key(best)]),
+        "estimates": [{k: r.get(k) for k in ("step", "llc_mean", "mcse", "extrapolated", "systematic", "r_hat",
+                                              "ess_bulk", "loss_excess_fraction")} for r in chosen_rows],
+        "cheapest_local": cheapest_local,
+        "rejected": {name(*key): "; ".join(reasons) for key, reasons in failing.items()},
+    }  # fmt: skip
 
 
 def calibrated_settings(path) -> SamplerSettings:

@@ -22,7 +22,8 @@ from grokslt.estimation.llc import LLCResult, estimate_llc_stacked, result_colum
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import as_columns
 from grokslt.training.data import ModularArithmetic
-from grokslt.training.model import centred_loss_and_grad
+from grokslt.training.loss import centred_loss
+from grokslt.training.model import centred_loss_and_grad, forward_pairs
 from grokslt.training.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
 
 BACKENDS = ("native", "devinterp")
@@ -56,6 +57,19 @@ class QuadraticNetLoss:
             return self._fused(W, V, idx)
         loss, grad_W, grad_V = centred_loss_and_grad(W, V, self.a[idx], self.b[idx], self.c[idx])
         return loss, {"W": grad_W, "V": grad_V}
+
+    def observe(self, params, rows_at_once: int = 8) -> dict[str, torch.Tensor]:
+        """Each chain's full training-set loss L_n and training accuracy (arg-max after removing each
+        output's mean over the training set: the centred loss leaves that offset free), [R] each."""
+        target = torch.nn.functional.one_hot(self.c, params["V"].shape[-2]).to(params["V"].dtype)
+        losses, accuracies = [], []
+        for start in range(0, params["W"].shape[0], rows_at_once):
+            W, V = (params[k][start : start + rows_at_once] for k in ("W", "V"))
+            pred = forward_pairs(W, V, self.a, self.b)
+            losses.append(centred_loss(pred, target))
+            centred = pred - pred.mean(dim=-2, keepdim=True)
+            accuracies.append((centred.argmax(dim=-1) == self.c).double().mean(dim=-1))
+        return {"loss": torch.cat(losses), "accuracy": torch.cat(accuracies)}
 
     def _fused(self, W, V, idx):
         chains, two_p, hidden = W.shape
@@ -207,13 +221,23 @@ def write_llc_table(
         log.info("llc at step %d: %.2f +- %.2f (%.1f s)", step, result.llc_mean, result.llc_std, wall)
     write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(settings), *fixed])])
     if traces:
-        shape = (0, settings.num_chains, settings.num_draws)
-        save_npz(
-            traces,
-            steps=np.array(selected, dtype=np.int64),
-            loss_trace=np.stack([r.loss_trace for r, _ in estimates]) if estimates else np.zeros(shape, np.float32),
-        )
+        save_npz(traces, **trace_arrays(selected, [result for result, _ in estimates], settings))
     return rows
+
+
+def trace_arrays(steps: list[int], results: list[LLCResult], settings: SamplerSettings) -> dict[str, np.ndarray]:
+    """What `--traces` saves: the minibatch loss trace [S, C, draws] and, where observed, the full-batch
+    observations [S, C, T] (`observed_loss`, `observed_distance_sq`, `observed_accuracy`) and L_n(w*) [S]."""
+    arrays = {"steps": np.array(steps, dtype=np.int64)}
+    if not results:
+        arrays["loss_trace"] = np.zeros((0, settings.num_chains, settings.num_draws), np.float32)
+        return arrays
+    arrays["loss_trace"] = np.stack([r.loss_trace for r in results])
+    for name in results[0].observations:
+        arrays[f"observed_{name}"] = np.stack([r.observations[name] for r in results])
+    if results[0].centre:
+        arrays["centre_loss"] = np.array([r.centre["loss"] for r in results])
+    return arrays
 
 
 def _progress(total: int):

@@ -5,6 +5,11 @@ default devinterp's SGLD). A draw records the loss L_B of the step's minibatch a
 update (L_n for full-batch samplers); after `num_burnin` steps, `num_draws` draws give the chain's
 estimate nbeta (mean L_B - L_init), and the LLC is the mean over chains. `estimate_llc` works for any
 model: it only needs a batched loss (and optionally gradient).
+
+Every `observe_every` draws the chains' networks are also evaluated on the full training set
+(`grokslt.estimation.observables`): the full-batch estimate `llc_full` = nbeta (mean L_n(w_t) - L_n(w*)),
+the honest convergence diagnostics (`grokslt.estimation.diagnostics`) and the locality columns
+(`grokslt.estimation.locality`) come from those observations.
 """
 
 from __future__ import annotations
@@ -22,7 +27,17 @@ from grokslt import cpu_kernels
 from grokslt.cpu_kernels import NormalStream
 from grokslt.errors import BadInput, ComputationFailed
 from grokslt.estimation.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
-from grokslt.estimation.diagnostics import Diagnostics, diagnose
+from grokslt.estimation.diagnostics import (
+    MINIBATCH_COLUMNS,
+    UNKNOWN,
+    Diagnostics,
+    diagnose,
+    diagnose_observations,
+    half_chain_slopes,
+)
+from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
+from grokslt.estimation.locality import locality
+from grokslt.estimation.observables import centre_observation, checked_thinning, observe
 from grokslt.estimation.samplers import SAMPLERS, Chains, SamplerSettings
 from grokslt.settings import check_fields
 
@@ -82,8 +97,19 @@ class LLCResult:
     loss_slope: np.ndarray  # [C], least-squares slope of the loss per draw over the second half
     noise: str = "torch"  # where the Gaussian noise came from: "torch", "xoshiro128++" or "devinterp"
     init_loss_stderr: float = 0.0
-    diagnostics: Diagnostics | None = None
+    diagnostics: Diagnostics | None = None  # honest: on the full-batch observations
+    minibatch_diagnostics: Diagnostics | None = None  # on the minibatch loss trace, for comparison
     sampler_statistics: dict = dataclasses.field(default_factory=dict)  # per-chain arrays, e.g. accept_rate
+    observations: dict = dataclasses.field(default_factory=dict)  # {name: [C, T]} full-batch, thinned
+    centre: dict = dataclasses.field(default_factory=dict)  # L_n(w*), accuracy, ||w*||, L_n(0)
+    observed_every: int = 0  # draws between observations (0: none)
+
+    @property
+    def llc_full(self) -> float:
+        """nbeta (mean L_n(w_t) - L_n(w*)) over the observations of the chains that did not diverge."""
+        if "loss" not in self.observations:
+            return math.nan
+        return float(self.nbeta * (self.observations["loss"][~self.diverged].mean() - self.centre["loss"]))
 
     @property
     def llc_drift(self) -> float:
@@ -105,7 +131,11 @@ class LLCResult:
             "llc_drift": self.llc_drift,
             "noise": self.noise,
             "init_loss_stderr": self.init_loss_stderr,
+            "llc_full": self.llc_full,
+            "observed_every": self.observed_every,
             **self.diagnostics.columns(),
+            **self.minibatch_diagnostics.columns("_minibatch"),
+            **locality({k: v[~self.diverged] for k, v in self.observations.items()}, self.centre),
             **{name: float(np.mean(values)) for name, values in self.sampler_statistics.items()},
         }
 
@@ -115,7 +145,8 @@ def result_columns(settings: SamplerSettings) -> list[str]:
     chains = [f"llc_chain_{i}" for i in range(settings.num_chains)]
     own = list(SAMPLERS[settings.sampler].statistics_names)
     stats = ["init_loss", "nbeta", "n_diverged", "loss_slope", "llc_drift", "noise", "init_loss_stderr"]
-    return ["llc_mean", "llc_std", *chains, *stats, *DIAGNOSTIC_COLUMNS, *own]
+    honest = ["llc_full", "observed_every", *DIAGNOSTIC_COLUMNS, *MINIBATCH_COLUMNS, *LOCALITY_COLUMNS]
+    return ["llc_mean", "llc_std", *chains, *stats, *honest, *own]
 
 
 def chain_statistics(
@@ -125,8 +156,12 @@ def chain_statistics(
     max_loss: float = 1e8,
     noise: str = "torch",
     init_loss_stderr: float = 0.0,
+    observations: dict | None = None,
+    centre: dict | None = None,
+    observed_every: int = 0,
 ) -> LLCResult:
-    """Per-chain estimates and diagnostics from a loss trace [C, draws]; diverged chains excluded.
+    """Per-chain estimates and diagnostics from a loss trace [C, draws] and the full-batch observations
+    {name: [C, T]} with the centre's (none: only minibatch diagnostics); diverged chains excluded.
     `init_loss_stderr`: the standard error of L_init (0 where it is L_n itself)."""
     trace = np.asarray(trace, dtype=np.float64)
     diverged = ~np.isfinite(trace).all(axis=1) | (np.abs(trace) > max_loss).any(axis=1)
@@ -152,25 +187,25 @@ def chain_statistics(
         loss_trace=trace.astype(np.float32),
         nbeta=float(nbeta),
         diverged=diverged,
-        loss_slope=_second_half_slopes(trace),
+        loss_slope=half_chain_slopes(trace),
         noise=noise,
         init_loss_stderr=float(init_loss_stderr),
+        observations=observations or {},
+        centre=centre or {},
+        observed_every=observed_every,
     )
     excess = nbeta * (trace[~diverged] - init_loss)
-    result.diagnostics = diagnose(
+    result.minibatch_diagnostics = diagnose(
         excess, init_loss_stderr, nbeta, result.llc_mean, result.llc_drift, int(diverged.sum())
     )
+    result.diagnostics = UNKNOWN
+    if observations:
+        full_excess = nbeta * (observations["loss"][~diverged] - result.centre["loss"])
+        distance_sq = observations["distance_sq"][~diverged]
+        honest = diagnose_observations(full_excess, distance_sq, int(diverged.sum()))
+        # llc_mean subtracts the estimated L_init: its error, shared by every chain, adds in quadrature
+        result.diagnostics = dataclasses.replace(honest, mcse=math.hypot(honest.mcse, nbeta * init_loss_stderr))
     return result
-
-
-def _second_half_slopes(trace: np.ndarray) -> np.ndarray:
-    half = trace[:, trace.shape[1] // 2 :]
-    if half.shape[1] < 2:
-        return np.full(len(trace), np.nan)
-    x = np.arange(half.shape[1], dtype=np.float64)
-    x -= x.mean()
-    with np.errstate(invalid="ignore"):
-        return (half - half.mean(axis=1, keepdims=True)) @ x / (x @ x)
 
 
 def _loss_and_grad(loss_fn: LossFn, params: Params, idx: torch.Tensor) -> tuple[torch.Tensor, Params]:
@@ -225,7 +260,12 @@ def initial_losses(
     batches = [permutation[i * batch_size : (i + 1) * batch_size] for i in range(count)]
     # each loss copied at once: the fused loss function returns one reused buffer
     losses = torch.stack([_value(loss_fn(centers, batch.expand(rows, -1))).clone() for batch in batches])
-    stderr = losses.double().std(dim=0) / math.sqrt(count) if count > 1 else torch.full((rows,), float("nan"))
+    if batch_size >= n:  # one batch holds every sample: L_init is L_n, exact
+        stderr = torch.zeros(rows, dtype=torch.float64)
+    elif count > 1:
+        stderr = losses.double().std(dim=0) / math.sqrt(count)
+    else:
+        stderr = torch.full((rows,), float("nan"))
     return losses.mean(dim=0), stderr
 
 
@@ -243,7 +283,8 @@ def run_chains(
     noise: Sequence[NormalStream] | None = None,
 ) -> tuple[torch.Tensor, dict]:
     """Chains around `centers` (each tensor [R, ...], one row per chain) by the settings' sampler; returns
-    the loss trace [R, num_draws] and the sampler's per-chain statistics. Rows are split evenly between
+    the loss trace [R, num_draws], the sampler's per-chain statistics, the full-batch observations
+    ({name: [R, T]}, `grokslt.estimation.observables`) and their thinning. Rows are split evenly between
     `generators`, each drawing its rows' batches (and noise, unless `noise` gives each group a compiled
     stream), so a group's chains do not depend on which other groups share the computation."""
     chains = Chains({k: v.clone() for k, v in centers.items()}, centers, generators, noise)
@@ -261,15 +302,26 @@ def run_chains(
             for g, gen in zip(chains.groups, generators, strict=True)
         ]
         batches = (torch.cat(parts) if len(parts) > 1 else parts[0] for parts in zip(*per_group, strict=True))
+    every = checked_thinning(settings.observe_every, n, sampler_batch(sampler, n, batch_size), settings.num_draws)
+    seen: dict[str, list[torch.Tensor]] = {}
     loss = grads = None
     for t, idx in enumerate(batches):
         if loss is None:
             loss, grads = _loss_and_grad(loss_fn, chains.params, idx)
-        if t >= settings.num_burnin:
-            trace[:, t - settings.num_burnin] = loss
+        draw = t - settings.num_burnin
+        if draw >= 0:
+            trace[:, draw] = loss
+            if draw % every == every - 1:
+                for name, values in observe(loss_fn, chains.params, centers, n).items():
+                    seen.setdefault(name, []).append(values.double().cpu())
         moved = sampler.step(chains, loss, grads, lambda params, idx=idx: _loss_and_grad(loss_fn, params, idx))
         loss, grads = moved if moved is not None else (None, None)
-    return trace, sampler.statistics()
+    observations = {name: torch.stack(values, dim=1).numpy() for name, values in seen.items()}
+    return trace, sampler.statistics(), observations, every
+
+
+def sampler_batch(sampler, n: int, batch_size: int) -> int:
+    return n if sampler.full_batch else min(batch_size, n)
 
 
 def estimate_llc(
@@ -315,14 +367,17 @@ def estimate_llc_stacked(
             loss, stderr = initial_losses(loss_fn, rows, n, settings, batch_size, generator)
             init_losses[i], init_stderrs[i] = loss[0].item(), stderr[0].item()
     noise = [NormalStream(seed) for seed in seeds] if cpu_kernels.applicable(*centers.values()) else None
-    trace, statistics = run_chains(loss_fn, centers, n, settings, batch_size, generators, noise)
+    trace, statistics, observations, every = run_chains(loss_fn, centers, n, settings, batch_size, generators, noise)
     trace = trace.cpu().numpy()
     nbeta = settings.resolved_nbeta(batch_size)
     source = NormalStream.NAME if noise else "torch"
     results = []
     for i in range(len(params_list)):
         rows = slice(i * chains, (i + 1) * chains)
-        result = chain_statistics(trace[rows], init_losses[i], nbeta, noise=source, init_loss_stderr=init_stderrs[i])
+        centre = centre_observation(loss_fn, {k: v[rows] for k, v in centers.items()}, n)
+        seen = {name: values[rows] for name, values in observations.items()}
+        result = chain_statistics(trace[rows], init_losses[i], nbeta, noise=source, init_loss_stderr=init_stderrs[i],
+                                  observations=seen, centre=centre, observed_every=every)  # fmt: skip
         result.sampler_statistics = {name: values[rows] for name, values in statistics.items()}
         results.append(result)
     return results

@@ -266,6 +266,9 @@ class SamplerSettings:
     nbeta: float | None = setting(None, "inverse temperature n beta (none: B / ln B)", exclusive_minimum=0)
     weight_decay: float = setting(0.0, "weight decay of the sampler (a Gaussian prior at 0)", minimum=0)
     init_loss: str | None = setting(None, "L_init: batches | full (none: the sampler's)", choices=INIT_LOSS_MODES)
+    observe_every: int | None = setting(
+        None, "draws between full-batch observations of L_n and ||w - w*||^2 (none: cost <= 25%)", minimum=1
+    )
     sampler: str = setting("sgld", "sgld | rmsprop_sgld | sgnht | mala", choices=tuple(SAMPLERS))
     rmsprop_alpha: float | None = setting(
         None, "rmsprop_sgld: moving-average decay (0.99)", exclusive_minimum=0, exclusive_maximum=1

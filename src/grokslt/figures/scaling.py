@@ -20,11 +20,13 @@ def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
 
 def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlabel: str, line_label: str, authors=()):
     rows = inputs.experiment_rows(summary, experiment, "summary/runs.csv")
-    inputs.require_columns(rows, [x, line, "final_llc"], "summary/runs.csv")
+    inputs.require_columns(rows, [x, line, "final_llc", "final_converged", "final_local"], "summary/runs.csv")
     fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.6))
     for colour, (value, group) in zip(style.PALETTE, sorted(rows.groupby(line)), strict=False):
-        group = group.groupby(x, as_index=False)["final_llc"].mean().sort_values(x)
-        ax.plot(group[x], group["final_llc"], "o", color=colour, markersize=3.5)
+        group = group.assign(converged=group["final_converged"].astype(bool), local=group["final_local"].astype(bool))
+        group = group.groupby(x, as_index=False).agg(final_llc=("final_llc", "mean"), converged=("converged", "all"),
+                                                     local=("local", "all")).sort_values(x)  # fmt: skip
+        style.mark_estimates(ax, group.rename(columns={x: "step", "final_llc": "llc"}), colour, False, 3.5)
         label = f"{line_label} = {value}"
         if len(group) >= 2:
             slope, intercept, r2 = linear_fit(group[x].to_numpy(float), group["final_llc"].to_numpy(float))
@@ -33,6 +35,10 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
             label += f" (R$^2$ = {r2:.3f})"
         ax.plot([], [], "o-", color=colour, markersize=3.5, linewidth=1, label=label)
     overlay_authors(ax, rows, x, authors)
+    not_local = int((~rows["final_local"].astype(bool)).sum())
+    if not_local:
+        ax.set_title(f"x: {not_local} of {len(rows)} final LLCs not local (chains far from $w^*$); hollow: not "
+                     "converged", fontsize=6)  # fmt: skip
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"final LLC $\hat\lambda$" + style.preset_note(rows))
     ax.legend(fontsize=6)

@@ -51,16 +51,21 @@ def note_diverged(fig, summary: pd.DataFrame, experiments: Iterable[str]) -> Non
         fig.text(0.0, 0.0, f"training diverged, not shown: {', '.join(runs)}", fontsize=5, color="0.35", va="top")
 
 
-def mark_convergence(ax, table: pd.DataFrame, colour, labelled: bool = True, size: float = 2.5) -> None:
-    """LLC markers per checkpoint: filled where the estimate passed the convergence diagnostics, hollow
-    where it did not (grokslt.estimation.diagnostics)."""
+def mark_estimates(ax, table: pd.DataFrame, colour, labelled: bool = True, size: float = 2.5) -> None:
+    """LLC markers per checkpoint: filled where the estimate is local and passed the convergence
+    diagnostics, hollow where it is local but did not converge, a cross where its chains were not local
+    (they sampled networks far worse than w*: grokslt.estimation.locality), whatever its diagnostics."""
     converged = table["converged"].astype(bool)
-    labels = ("converged", "not converged") if labelled else (None, None)
-    ax.plot(table["step"][converged], table["llc"][converged], "o", color=colour, markersize=size, label=labels[0])
-    ax.plot(
-        table["step"][~converged], table["llc"][~converged], "o", mfc="none", color=colour, markersize=size,
-        markeredgewidth=0.6, label=labels[1],
-    )  # fmt: skip
+    local = table["local"].astype(bool)
+    kinds = [
+        (local & converged, {"marker": "o"}, "local, converged"),
+        (local & ~converged, {"marker": "o", "mfc": "none", "markeredgewidth": 0.6}, "local, not converged"),
+        (~local, {"marker": "x", "markeredgewidth": 0.6}, "not local"),
+    ]
+    for chosen, look, label in kinds:
+        if chosen.any():
+            ax.plot(table["step"][chosen], table["llc"][chosen], linestyle="none", color=colour, markersize=size,
+                    label=label if labelled else None, **look)  # fmt: skip
 
 
 def preset_note(rows: pd.DataFrame) -> str:

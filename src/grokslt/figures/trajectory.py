@@ -20,7 +20,10 @@ SWEPT = {
     "seed": "seed",
     "task": "task",
 }
-COLUMNS = ["step", "train_loss", "val_loss", "train_acc", "val_acc", "llc", "llc_std", "trace_hutchinson", "converged"]
+COLUMNS = [
+    "step", "train_loss", "val_loss", "train_acc", "val_acc", "llc", "llc_std", "trace_hutchinson", "converged",
+    "local",
+]  # fmt: skip
 
 
 def seed_band(tables: dict[str, pd.DataFrame], runs: list[str], steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +66,7 @@ def fig2(read, experiment: str, band_experiment: str | None):
         linewidth=0,
     )
     llc_ax.plot(table["step"], table["llc"], color=style.LLC, label=r"LLC $\pm$ chain sd")
-    style.mark_convergence(llc_ax, table, style.LLC)
+    style.mark_estimates(llc_ax, table, style.LLC)
     llc_ax.set_ylabel(r"LLC $\hat\lambda$" + style.preset_note(summary[summary["run"] == run["run"]]))
     llc_ax.set_xlabel("training step")
     trace_ax = llc_ax.twinx()
@@ -122,7 +125,7 @@ def small_multiples(read, experiment: str):
                 continue
         table = inputs.loss_table(tables, row["run"], COLUMNS)
         ax.plot(table["step"], table["llc"], color=style.LLC, linewidth=0.8)
-        style.mark_convergence(ax, table, style.LLC, labelled=False, size=1.5)
+        style.mark_estimates(ax, table, style.LLC, labelled=False, size=1.5)
         ax.set_ylabel("LLC", fontsize=6)
         acc = ax.twinx()
         acc.plot(table["step"], table["train_acc"], color=style.TRAIN, linewidth=0.8)
@@ -138,7 +141,7 @@ def small_multiples(read, experiment: str):
     fig.supxlabel("training step", fontsize=7)
     fig.suptitle(
         f"{experiment}: LLC{style.preset_note(rows)} (green, left) with train (blue) and validation (orange) "
-        "accuracy (right); hollow: not converged; dotted: memorised, val 50%, val 95%, saturated"
+        "accuracy (right); hollow: not converged, x: not local; dotted: memorised, val 50%, val 95%, saturated"
         + ("; grey: authors' log" if matched else ""),
         fontsize=7,
     )

@@ -14,10 +14,13 @@ import pandas as pd
 from grokslt.analysis.theory import closed_form_row
 from grokslt.estimation.checkpoint_llc import settings_columns
 from grokslt.estimation.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
+from grokslt.estimation.diagnostics import MINIBATCH_COLUMNS
+from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
 from grokslt.training.data import PAPER_TASK
 from grokslt.training.metrics import grokking_severity, transition_steps
+from grokslt.training.runs import verified_record
 from grokslt.training.train import TrainConfig, versions
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
@@ -56,7 +59,10 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> 
         "init_loss",
         "llc_drift",
         "n_diverged",
+        "llc_full",
         *DIAGNOSTIC_COLUMNS,
+        *MINIBATCH_COLUMNS,
+        *LOCALITY_COLUMNS,
     ]
     llc = llc[wanted].rename(columns={"llc_mean": "llc", "init_loss": "llc_init_loss"})
     hessian = hessian[["step", "trace_hutchinson", "trace_stderr", "trace_exact"]]
@@ -95,6 +101,7 @@ def _devinterp() -> dict:
 
 
 def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, theory_csv, params_out, loss_out) -> None:
+    verified_record(Path(run_dir))
     llc, hessian = read_csvs(llc_csvs), read_csvs(hessian_csvs)
     table = loss_data(run_dir, llc, hessian, theory_csv)
     write_csv(loss_out, table.to_dict("records"), list(table.columns))
@@ -106,6 +113,7 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
     """Final and peak LLC, Hessian trace, GSM, transition steps and the closed forms for one run. A run
     that diverged says so in `status`; its statistics cover the evaluations before it diverged."""
     run_dir = Path(run_dir)
+    verified_record(run_dir)
     params = pd.read_csv(run_dir / "params.csv").iloc[0]
     table = pd.read_csv(run_dir / "loss_data.csv")
     config = TrainConfig(**{f.name: _python_scalar(params[f.name]) for f in dataclasses.fields(TrainConfig)})
@@ -156,6 +164,10 @@ MEASURED_COLUMNS = [
     "final_mcse",
     "final_converged",
     "converged_fraction",
+    "final_loss_excess_fraction",
+    "final_relative_distance",
+    "final_local",
+    "local_fraction",
     "final_K_eff",
     "final_keff_llc",
 ]
@@ -182,6 +194,8 @@ def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
         **transition_steps(table["step"], table["train_acc"], table["val_acc"]),
         **{f"final_{name}": final[name] for name in DIAGNOSTIC_COLUMNS},
         "converged_fraction": float(table["converged"].astype(bool).mean()),
+        **{f"final_{name}": final[name] for name in ("loss_excess_fraction", "relative_distance", "local")},
+        "local_fraction": float(table["local"].astype(bool).mean()),
         "final_K_eff": int(final["K_eff"]),
         "final_keff_llc": final["keff_llc"],
     }
