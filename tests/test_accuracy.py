@@ -51,10 +51,11 @@ def test_the_reference_step_is_tuned_into_the_acceptance_range(interpolating):
 
 def test_long_sgld_chains_agree_with_the_exact_reference(interpolating):
     """At nbeta 30 SGLD with 5,000 draws lies within 3% of the MALA reference (measured: 0.1%), while
-    the paper's 500 draws sit below it (not yet stationary: -9%)."""
+    the paper's 500 draws sit below it (not yet stationary: -9%). The reference needs 10,000 draws to pass
+    the honest diagnostics: at 5,000 its ||w - w*||^2 has R-hat 1.014."""
     data, params = interpolating
     methods = {"long": {"preset": "paper_code", "num_draws": 5000}, "paper": {"preset": "paper_code"}}
-    rows = accuracy_rows("p5", data, params, [30.0], 5.0, methods, 20, 3, ReferenceSettings(16, 1000, 5000))
+    rows = accuracy_rows("p5", data, params, [30.0], 5.0, methods, 20, 3, ReferenceSettings(16, 1000, 10000))
     by = {row["method"]: row for row in rows}
     assert by["long"]["reference_converged"]
     assert abs(by["long"]["relative_bias"]) < 0.03

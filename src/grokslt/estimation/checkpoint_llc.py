@@ -137,13 +137,15 @@ def estimate_checkpoints(
     else:
         loss_fn = QuadraticNetLoss.training_set(data, device)
     out = []
-    group_size = stack if backend == "native" else 1
+    group_size = stack if backend == "native" and settings.weights == "all" else 1
     for start in range(0, len(checkpoints), group_size):
         group = checkpoints[start : start + group_size]
         seeds = [step_seed(seed, step) for step, _ in group]
         began = time.perf_counter()
         try:
-            if backend == "native":
+            if backend == "native" and settings.weights == "V":
+                results = [v_only_estimate(data, group[0][1], settings, batch_size, seeds[0], device)]
+            elif backend == "native":
                 params = [{"W": p["W"], "V": p["V"]} for _, p in group]  # noise is drawn in this order
                 results = estimate_llc_stacked(
                     loss_fn, params, data.n_train, settings, batch_size, seeds, device=device
@@ -158,6 +160,18 @@ def estimate_checkpoints(
         if progress is not None:
             progress(len(group))
     return out
+
+
+def v_only_estimate(data, params, settings: SamplerSettings, batch_size: int, seed: int, device) -> LLCResult:
+    """V sampled alone, W held at w*: the net is linear in V, so the estimand has a closed form
+    (`grokslt.estimation.linear_v`), returned beside the estimate as `exact`."""
+    from grokslt.estimation.linear_v import LinearInVLoss, v_only_estimand
+
+    loss_fn = LinearInVLoss.training_set(data, params["W"], device)
+    [result] = estimate_llc_stacked(loss_fn, [{"V": params["V"]}], data.n_train, settings, batch_size, [seed],
+                                    device=device)  # fmt: skip
+    result.exact = v_only_estimand(params["W"], params["V"], data, result.nbeta, settings.localization)
+    return result
 
 
 def settings_columns(settings: SamplerSettings, preset: str, backend: str, batch_size: int, seed: int) -> dict:

@@ -30,6 +30,8 @@ def check_supported(settings: SamplerSettings) -> None:
         raise BadInput(
             f"sampler = {settings.sampler!r}: devinterp 1.3.2 has only {list(SUPPORTED)}; use --backend native"
         )
+    if settings.weights != "all":
+        raise BadInput(f"weights = {settings.weights!r}: devinterp samples every weight; use --backend native")
     if settings.sampler == "sgnht" and (settings.localization or settings.weight_decay):
         raise BadInput(
             f"localization = {settings.localization!r}, weight_decay = {settings.weight_decay!r}: devinterp's SGNHT "

@@ -103,6 +103,7 @@ class LLCResult:
     observations: dict = dataclasses.field(default_factory=dict)  # {name: [C, T]} full-batch, thinned
     centre: dict = dataclasses.field(default_factory=dict)  # L_n(w*), accuracy, ||w*||, L_n(0)
     observed_every: int = 0  # draws between observations (0: none)
+    exact: dict = dataclasses.field(default_factory=dict)  # the closed-form estimand, where one exists
 
     @property
     def llc_full(self) -> float:
@@ -136,6 +137,8 @@ class LLCResult:
             **self.diagnostics.columns(),
             **self.minibatch_diagnostics.columns("_minibatch"),
             **locality({k: v[~self.diverged] for k, v in self.observations.items()}, self.centre),
+            "exact_llc": self.exact.get("estimand", math.nan),
+            "exact_learning_coefficient": self.exact.get("learning_coefficient", math.nan),
             **{name: float(np.mean(values)) for name, values in self.sampler_statistics.items()},
         }
 
@@ -146,6 +149,7 @@ def result_columns(settings: SamplerSettings) -> list[str]:
     own = list(SAMPLERS[settings.sampler].statistics_names)
     stats = ["init_loss", "nbeta", "n_diverged", "loss_slope", "llc_drift", "noise", "init_loss_stderr"]
     honest = ["llc_full", "observed_every", *DIAGNOSTIC_COLUMNS, *MINIBATCH_COLUMNS, *LOCALITY_COLUMNS]
+    honest += ["exact_llc", "exact_learning_coefficient"]
     return ["llc_mean", "llc_std", *chains, *stats, *honest, *own]
 
 

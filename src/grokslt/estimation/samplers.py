@@ -249,6 +249,7 @@ class MALA(Sampler):
 SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (SGLD, RMSPropSGLD, SGNHT, MALA)}
 SAMPLER_OPTIONS = {name: sampler for sampler in SAMPLERS.values() for name in sampler.own_settings}
 INIT_LOSS_MODES = ("batches", "full")
+WEIGHT_GROUPS = ("all", "V")
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,8 @@ class SamplerSettings:
     nbeta: float | None = setting(None, "inverse temperature n beta (none: B / ln B)", exclusive_minimum=0)
     weight_decay: float = setting(0.0, "weight decay of the sampler (a Gaussian prior at 0)", minimum=0)
     init_loss: str | None = setting(None, "L_init: batches | full (none: the sampler's)", choices=INIT_LOSS_MODES)
+    weights: str = setting("all", "parameters sampled: all, or V (W held at w*: exact closed form beside)",
+                           choices=WEIGHT_GROUPS)  # fmt: skip
     observe_every: int | None = setting(
         None, "draws between full-batch observations of L_n and ||w - w*||^2 (none: cost <= 25%)", minimum=1
     )

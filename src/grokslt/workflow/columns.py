@@ -75,6 +75,8 @@ DESCRIPTIONS = {
     "centre_train_acc": "the same accuracy of w* itself (0 to 1)",
     "relative_distance": "mean over observations of ||w_t - w*|| / ||w*||",
     "local": "True when loss_excess <= 0.1 zero_loss: the chains sample networks near w*, not the localizing Gaussian",
+    "exact_llc": "weights V only: the closed-form estimand nbeta E[L_n - L_n(w*)] of the Gaussian posterior of V with W held at w* (blank otherwise)",
+    "exact_learning_coefficient": "weights V only: that model's learning coefficient p rank(Phi_c) / 2 (pK / 2 at full rank)",
     "accept_rate": "mala only: the Metropolis acceptance rate, mean over chains (0 to 1)",
     "backend": "native (this package's batched sampler) or devinterp (devinterp 1.3.2 itself)",
     "preset": "the sampler preset (paper_code, paper_code_lr_wd, paper_text, calibrated) or custom",

@@ -264,7 +264,8 @@ def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
     run = membership[calibration["experiment"]][0]
     grid = len(calibration["step_sizes"]) * len(calibration["nbetas"]) * len(calibration["localizations"])
     steps = calibration["num_chains"] * (calibration["num_burnin"] + calibration["num_draws"])
-    out["calibration"] = grid * steps * chain_step(run)
+    checkpoints = {"final": 1, "transitions": 4}.get(str(calibration["step"]), 1)  # at most 4 transitions
+    out["calibration"] = checkpoints * grid * steps * chain_step(run)
     draws = config["certified"].get("num_draws", calibration["num_draws"])
     every = config["certified"]["every"]
     out["certified"] = sum(
