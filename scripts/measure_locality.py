@@ -47,6 +47,8 @@ SETTINGS = {
     # MALA on all weights at the local settings: the exact-sampler check of SGLD there
     "mala_nb1e4_g1e4_e2e-5": {"sampler": "mala", "step_size": 2e-5, "nbeta": 1e4, "localization": 1e4,
                               "num_draws": 2000},
+    "mala_nb1e4_g1e4_e2.5e-6": {"sampler": "mala", "step_size": 2.5e-6, "nbeta": 1e4, "localization": 1e4,
+                                "num_draws": 2000},
 }
 COLUMNS = [
     "setting", "step", "sampler", "step_size", "nbeta", "localization", "num_draws", "seconds", "llc_mean",

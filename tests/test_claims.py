@@ -140,3 +140,31 @@ def test_only_local_converged_estimates_decide():
         assert law["verdict"] == "inconclusive" and "own verdict: holds" in law["note"]
         count = "1 not local, 0 not converged" if column == "local" else "0 not local, 1 not converged"
         assert f"of the 10 estimates of the runs it read, {count}" in law["note"]
+
+
+def sensitivity_grid(local: bool) -> pd.DataFrame:
+    rows = [dict(step_size=e, localization=g, llc_mean=100 * np.exp(-g / 50), local=local, converged=True)
+            for e in (1e-4, 5e-4) for g in (1, 5, 20, 50, 100)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("local, verdict", [(True, "holds"), (False, "inconclusive")])
+def test_the_sensitivity_grid_decides_only_with_local_estimates(local, verdict):
+    empty = pd.DataFrame([summary_row("x", "other")])
+    rows = evaluate(empty, {}, {"paper_code": {}}, sensitivity_grid(local))
+    [b2] = [r for r in rows if r["claim"] == "b2_log_linear_gamma"]
+    assert b2["verdict"] == verdict, b2
+    assert ("10 not local" in b2["note"]) == (not local)
+
+
+def test_a_smoke_test_marks_every_verdict(tmp_path):
+    from grokslt.analysis.claims import SMOKE_TEST, write_claims
+
+    summary = pd.DataFrame([summary_row("x", "other")])
+    summary.to_csv(tmp_path / "runs.csv", index=False)
+    (tmp_path / "x").mkdir()
+    pd.DataFrame({"step": [1], "llc": [1.0], "mcse": [0.1], "converged": [True], "local": [True],
+                  "diverged": [False]}).to_csv(tmp_path / "x" / "loss_data.csv", index=False)  # fmt: skip
+    rows = write_claims(tmp_path / "runs.csv", [tmp_path / "x" / "loss_data.csv"], [], None, tmp_path / "c.csv", True)
+    assert rows and all(row["note"].startswith(SMOKE_TEST) for row in rows)
+    assert pd.read_csv(tmp_path / "c.csv")["note"].str.startswith("smoke test").all()

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from argparse import Namespace
+
 import matplotlib.image
 import numpy as np
 import pandas as pd
 import pytest
 
+from grokslt.analysis.scorecard import COLUMNS as SCORECARD_COLUMNS
 from grokslt.cli import main
+from grokslt.figures import style
+from grokslt.figures.accuracy import point_title
+from grokslt.figures.inputs import Tables
+from grokslt.figures.scorecard import scorecard
+from grokslt.figures.trajectory import fig2
 
 DPI = 50
 
@@ -32,6 +40,12 @@ def loss_table(steps: np.ndarray, peak: float) -> pd.DataFrame:
             "r_hat": 1.0 + 0.1 * np.exp(-steps / 200),
             "ess_bulk": 50 + steps,
             "ess_tail": 40 + steps,
+            "r_hat_minibatch": 1.0 + 0.005 * np.exp(-steps / 200),
+            "ess_bulk_minibatch": 200 + 2 * steps,
+            "ess_tail_minibatch": 150 + 2 * steps,
+            "converged_minibatch": True,
+            "train_acc_offset": np.minimum(1, steps / 80),
+            "val_acc_offset": grok,
         }
     )
 
@@ -98,6 +112,26 @@ def tables(tmp_path_factory):
             "defective": [False, False, True],
         }
     ).to_csv(root / "rank_checks.csv", index=False)
+    points = ["p5_K16_adam_lr1e-02_wd0_bs20_s0@3050", "p5_K16_adam_lr1e-02_wd0_bs20_s0@init"]
+    rules = ["interpolating minimum", "not a critical point"]
+    pd.DataFrame(
+        [
+            {"point": point, "method": method, "nbeta": nbeta, "estimate": 10.0, "spread": 1.0, "reference": 11.0,
+             "reference_mcse": 0.1, "relative_bias": -0.1 * (m + 1), "truth": truth, "truth_rule": rule}
+            for point, truth, rule in zip(points, [47.5, np.nan], rules, strict=True)
+            for m, method in enumerate(["sgld", "sgnht"])
+            for nbeta in (10.0, 30.0, 100.0)
+        ]
+    ).to_csv(root / "accuracy.csv", index=False)  # fmt: skip
+    pd.DataFrame(
+        {
+            "experiment": ["baseline", "baseline", "vary_p", "vary_p"],
+            "run": ["base", "base", "p5K8", "worst"],
+            "metric": ["grok_step_50", "final LLC", "grok_step_50", "grok_step_50"],
+            "relative_deviation": [0.05, -0.1, 0.2, 0.2],
+            "note": ["", "", "", "of 2 runs; p5K8"],
+        }
+    ).to_csv(root / "scorecard.csv", index=False)
     np.savez(
         root / "base" / "traces.npz",
         steps=np.arange(50, 550, 50),
@@ -152,6 +186,8 @@ CASES = {
         "vary_p",
         "vary_p",
     ],
+    "estimator_accuracy": lambda r: ["--accuracy", r / "accuracy.csv"],
+    "scorecard": lambda r: ["--scorecard", r / "scorecard.csv"],
     "diagnostics": lambda r: [
         "--loss-data",
         r / "base" / "loss_data.csv",
@@ -215,3 +251,37 @@ def test_an_all_empty_column_is_refused(tables, tmp_path, capsys):
     summary.to_csv(tmp_path / "runs.csv", index=False)
     error = refused(capsys, "fig9", tables, tmp_path, "--summary", tmp_path / "runs.csv", "--experiment", "vary_lr_wd")
     assert "columns ['gsm'] hold no values" in error
+
+
+def test_accuracy_panels_are_titled_in_words():
+    assert point_title("p5_K16_adam_lr1e-02_wd0_bs20_s0_T10000@3050") == "trained minimum (p = 5, K = 16, step 3,050)"
+    assert point_title("p5_K16_adam_lr1e-02_wd0_bs20_s0_T10000@init") == "random initial point (p = 5, K = 16)"
+
+
+def test_a_scorecard_without_matches_says_so_in_words(tmp_path):
+    rows = pd.DataFrame({"experiment": ["baseline", "vary_p"], "run": ["a", "b"],
+                         "note": ["no authors' run with these settings"] * 2}, columns=SCORECARD_COLUMNS)  # fmt: skip
+    rows.to_csv(tmp_path / "scorecard.csv", index=False)
+    style.apply()
+    fig = scorecard(Tables(Namespace(scorecard=tmp_path / "scorecard.csv", reference=None)))
+    text = " ".join(t.get_text() for t in fig.texts).replace("\n", " ")
+    assert "No run of this config matches an authors' run" in text
+    assert "reference/authors/" in text and "config/paper_subset.yaml" in text and "2 runs of this config" in text
+
+
+def test_the_offset_corrected_accuracy_is_drawn_beside_the_raw_one(tables, tmp_path):
+    table = pd.read_csv(tables / "base" / "loss_data.csv")
+    table["train_acc"] = np.where(table["step"] > 400, 0.9, table["train_acc"])  # raw accuracy falls
+    table["train_acc_offset"] = np.minimum(1, table["step"] / 100)  # corrected one stays at 1
+    (tmp_path / "base").mkdir()
+    table.to_csv(tmp_path / "base" / "loss_data.csv", index=False)
+    style.apply()
+    loss_data = [tmp_path / "base" / "loss_data.csv"]
+    read = Tables(Namespace(summary=tables / "runs.csv", loss_data=loss_data, reference=None))
+    fig = fig2(read, "baseline", None)
+    acc_ax = fig.axes[1]
+    dashed = [line for line in acc_ax.get_lines() if line.get_linestyle() != "-" and len(line.get_xdata()) > 1]
+    assert any(np.allclose(line.get_ydata(), table["train_acc_offset"]) for line in dashed)
+    assert "offset-corrected" in " ".join(t.get_text() for t in fig.legends[0].get_texts())
+    assert "not forgetting" in acc_ax.get_title()
+    assert fig.get_suptitle().startswith("The baseline run\n(p 7, K 16, lr 0.01")  # words, not the run id

@@ -91,9 +91,10 @@ rule claims:
         runtime=10,
     params:
         sensitivity=lambda wildcards, input: ["--sensitivity", *input.sensitivity] if input.sensitivity else [],
+        smoke=["--smoke-test"] if config["smoke_test"] else [],
     shell:
         "grokslt claims --summary {input.summary:q} --loss-data {input.loss:q} --certified {input.certified:q} "
-        "{params.sensitivity:q} --out {output:q} > {log:q} 2>&1"
+        "{params.sensitivity:q} {params.smoke:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule accuracy:

@@ -379,9 +379,11 @@ def llc_series(table: pd.DataFrame) -> pd.DataFrame:
     return llc.astype({"converged": bool, "local": bool})
 
 
-def untrusted(evidence: Evidence) -> str:
+def untrusted(evidence: Evidence, claim: str = "") -> str:
     """Why the LLC estimates the claim read cannot decide it ('' when all are local and converged)."""
     series = [evidence.llc[run] for run in sorted(evidence.llc.read)]
+    if claim in READS_SENSITIVITY and evidence.sensitivity is not None and not evidence.sensitivity.empty:
+        series.append(evidence.sensitivity.astype({"local": bool, "converged": bool}))
     if not series:
         return ""
     table = pd.concat(series)
@@ -392,9 +394,12 @@ def untrusted(evidence: Evidence) -> str:
             f"read, {not_local} not local, {not_converged} not converged")  # fmt: skip
 
 
+READS_SENSITIVITY = {"b2_log_linear_gamma"}  # claims that read the sampler-sensitivity grid's estimates
+
+
 def decided(evidence: Evidence, rows: list[dict]) -> list[dict]:
     """The claim's rows, made `inconclusive` where an estimate it read is not trusted."""
-    reason = untrusted(evidence)
+    reason = untrusted(evidence, rows[0]["claim"] if rows else "")
     if not reason:
         return rows
     return [r | {"verdict": INCONCLUSIVE, "note": f"{reason} (the statistic's own verdict: {r['verdict']}); "
@@ -413,7 +418,10 @@ def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_pre
     return rows
 
 
-def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out) -> list[dict]:
+SMOKE_TEST = "smoke test: a configuration shrunk to test the pipeline, no evidence for or against the paper"
+
+
+def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out, smoke_test: bool = False) -> list[dict]:
     from pathlib import Path
 
     summary = pd.read_csv(summary_csv)
@@ -428,5 +436,7 @@ def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out) -
     if certified and not presets["certified"]:
         why = "the calibration chose no settings (calibration.json says why): no certified estimates"
         rows = [r | {"note": f"{why}; {r['note']}"} if r["preset"] == "certified" else r for r in rows]
+    if smoke_test:
+        rows = [r | {"note": f"{SMOKE_TEST}; {r['note']}"} for r in rows]
     write_csv(out, rows, COLUMNS)
     return rows

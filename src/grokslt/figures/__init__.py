@@ -85,7 +85,7 @@ FIGURES: dict[str, Figure] = {
         Figure("sensitivity", "sensitivity.sensitivity", ("sensitivity",)),
         Figure("calibration", "calibration.calibration", ("calibration",), subcategory="Beyond the paper"),
         Figure("estimator_accuracy", "accuracy.estimator_accuracy", ("accuracy",), subcategory="Beyond the paper"),
-        Figure("scorecard", "scorecard.scorecard", ("scorecard",), subcategory="Beyond the paper"),
+        Figure("scorecard", "scorecard.scorecard", ("scorecard", "reference"), subcategory="Beyond the paper"),
         Figure(
             "theory_vs_measurement",
             "theory.theory_vs_measurement",

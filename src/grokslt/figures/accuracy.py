@@ -6,11 +6,25 @@ theory gives at the point."""
 from __future__ import annotations
 
 import math
+import re
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from grokslt.figures import inputs, style
+
+
+def point_title(point: str) -> str:
+    """A point's panel title in words: `RUN@STEP` is a trained minimum, `RUN@init` the run's initial point."""
+    run, _, where = str(point).rpartition("@")
+    sizes = re.match(r"p(\d+)_K(\d+)", run)
+    network = f"p = {sizes[1]}, K = {sizes[2]}" if sizes else ""
+    if where == "init":
+        return f"random initial point ({network})" if network else "random initial point"
+    if where.isdigit():
+        return f"trained minimum ({network}, step {int(where):,})" if network else f"trained minimum (step {where})"
+    return f"point {point}"
 
 
 def estimator_accuracy(read):
@@ -20,7 +34,7 @@ def estimator_accuracy(read):
     )
     finite = table[np.isfinite(table["nbeta"])]
     points = list(dict.fromkeys(finite["point"]))
-    fig, axes = plt.subplots(2, len(points), figsize=(max(style.COLUMN_WIDTH, 2.6 * len(points)), 4.4), squeeze=False)
+    fig, axes = plt.subplots(2, len(points), figsize=(max(style.COLUMN_WIDTH, 3.0 * len(points)), 5.0), squeeze=False)
     methods = list(dict.fromkeys(finite["method"]))
     for column, point in enumerate(points):
         rows = finite[finite["point"] == point]
@@ -32,7 +46,7 @@ def estimator_accuracy(read):
                              color=colour, markersize=3, linewidth=0.8, capsize=1.5, label=method)  # fmt: skip
         bias_ax.axhline(0, color="0.4", linewidth=0.8)
         bias_ax.set_xscale("log")
-        bias_ax.set_title(point, fontsize=6)
+        bias_ax.set_title(f"{point_title(point)}:\nrelative bias of each method", fontsize=7)
         bias_ax.set_ylabel("(estimate - exact) / exact")
         reference = rows.drop_duplicates("nbeta").sort_values("nbeta")
         truth_ax.errorbar(reference["nbeta"], reference["reference"], yerr=reference["reference_mcse"], fmt="ko-",
@@ -43,7 +57,9 @@ def estimator_accuracy(read):
         truth_ax.set_xscale("log")
         truth_ax.set_xlabel(r"$n\beta$")
         truth_ax.set_ylabel(r"$E[n\beta (L_n - L_n^*)]$")
-        truth_ax.set_title(str(reference["truth_rule"].iloc[0])[:48], fontsize=5)
+        rule = str(reference["truth_rule"].iloc[0])
+        truth_ax.set_title(f"exact estimand at this point\ntheory: {textwrap.fill(rule, 50)}", fontsize=6)
         truth_ax.legend(fontsize=5)
-    axes[0, 0].legend(fontsize=5)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize=6, ncols=len(methods), loc="outside upper center",
+               title="LLC method", title_fontsize=6)  # fmt: skip
     return fig

@@ -1,15 +1,24 @@
 """New: sampler diagnostics for one run: the chains' sampled loss at a few checkpoints, the estimate
 against the number of draws, and R-hat and the effective sample sizes at every checkpoint beside their
-thresholds (grokslt.estimation.diagnostics). A chain that is still climbing has not reached stationarity."""
+thresholds (grokslt.estimation.diagnostics). A chain that is still climbing has not reached stationarity.
+
+The honest diagnostics (columns r_hat, ess_bulk, ess_tail, converged: full-batch observables) are drawn
+filled, the minibatch ones (the same names ending in _minibatch, where the table has them) hollow, so
+that the difference shows: minibatch noise pulls R-hat to 1 and inflates the ESS."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from grokslt.estimation.diagnostics import ESS_PER_CHAIN, R_HAT_MAX
+from grokslt.estimation.diagnostics import ESS_MIN, ESS_PER_CHAIN, R_HAT_MAX
 from grokslt.figures import inputs, style
+
+HONEST, MINIBATCH = style.PALETTE[3], style.PALETTE[0]
+HOLLOW = {"mfc": "none", "markersize": 4, "markeredgewidth": 0.6}  # minibatch markers
+R_HAT_FLOOR = 1e-4  # R-hat - 1 is drawn on a log scale; R-hat <= 1.0001 sits on the floor
 
 
 def load_traces(paths) -> tuple[np.ndarray, np.ndarray]:
@@ -34,43 +43,91 @@ def diagnostics(read, experiment: str, checkpoints: int):
     nbeta = float(params["llc_nbeta"].iloc[0])
     chosen = np.unique(np.linspace(0, len(steps) - 1, min(checkpoints, len(steps))).round().astype(int))
     init = table.set_index("step")["llc_init_loss"]
-    fig, (trace_ax, running_ax, rhat_ax) = plt.subplots(1, 3, figsize=(style.PAGE_WIDTH, 2.6))
+    fig = plt.figure(figsize=(style.PAGE_WIDTH, 5.4))
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1, 1.15])
+    trace_ax, running_ax = top.subplots(1, 2)
+    rhat_fig, ess_fig = bottom.subfigures(1, 2)
+    rhat_ax, ess_ax = rhat_fig.subplots(), ess_fig.subplots()
     draws = np.arange(1, traces.shape[2] + 1)
     for colour, index in zip(style.PALETTE, chosen, strict=False):
         step = int(steps[index])
         excess = nbeta * (traces[index].astype(float) - init.loc[step])
         for chain, values in enumerate(excess):
-            label = f"step {step}" if chain == 0 else None
+            label = f"checkpoint at step {step}" if chain == 0 else None
             trace_ax.plot(draws, values, color=colour, linewidth=0.5, alpha=0.8, label=label)
-            running_ax.plot(draws, np.cumsum(values) / draws, color=colour, linewidth=0.8, label=label)
+            running_ax.plot(draws, np.cumsum(values) / draws, color=colour, linewidth=0.8)
     trace_ax.set_xlabel("draw")
     trace_ax.set_ylabel(r"$n\beta\,(L_t - L_{init})$")
-    trace_ax.set_title("sampled loss per chain", fontsize=7)
+    trace_ax.set_title("sampled (minibatch) loss, one line per chain", fontsize=7)
     running_ax.set_xlabel("number of draws")
     running_ax.set_ylabel(r"running estimate $\hat\lambda$")
-    running_ax.set_title("estimate against draws", fontsize=7)
-    running_ax.legend(fontsize=6)
-    convergence_panel(rhat_ax, table, params)
+    running_ax.set_title("running LLC estimate against draws", fontsize=7)
+    top.legend(*trace_ax.get_legend_handles_labels(), fontsize=6, ncols=min(4, len(chosen)), loc="outside lower center")
+    chains = int(params["llc_num_chains"].iloc[0])
+    rhat_panel(rhat_ax, table)
+    ess_panel(ess_ax, table, chains)
+    fig.suptitle(verdict(table, chains), fontsize=7)
     return fig
 
 
-def convergence_panel(ax, table: pd.DataFrame, params: pd.DataFrame) -> None:
-    """R-hat (left axis) and bulk and tail ESS (right axis) per checkpoint, with the thresholds."""
-    ax.plot(table["step"], table["r_hat"], "o", color=style.PALETTE[3], markersize=2, label="R-hat")
-    ax.axhline(R_HAT_MAX, color=style.PALETTE[3], linestyle=":", linewidth=0.8)
+def has_minibatch(table: pd.DataFrame, column: str) -> bool:
+    return f"{column}_minibatch" in table and table[f"{column}_minibatch"].notna().any()
+
+
+def rhat_panel(ax, table: pd.DataFrame) -> None:
+    """R-hat - 1 on a log scale (labelled as R-hat), honest filled and minibatch hollow, the threshold on top."""
+    inputs.require_columns(table, ["r_hat"], "loss_data.csv")
+    series = [("r_hat", HONEST, {"markersize": 2.5}, "honest (full-batch)")]
+    if has_minibatch(table, "r_hat"):  # hollow and larger: a ring around the honest dot where they coincide
+        series.append(("r_hat_minibatch", MINIBATCH, HOLLOW, "minibatch"))
+    for column, colour, look, label in series:
+        excess = np.maximum(table[column].to_numpy(float) - 1, R_HAT_FLOOR)
+        ax.plot(table["step"], excess, "o", color=colour, label=label, zorder=2, **look)
+    ax.axhline(R_HAT_MAX - 1, color="black", linestyle="--", linewidth=1, zorder=5,
+               label=f"threshold of both rules: R-hat $\\leq$ {R_HAT_MAX}")  # fmt: skip
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_major_formatter(FuncFormatter(rhat_tick))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    low, high = ax.get_ylim()
+    ax.set_ylim(min(low, R_HAT_FLOOR / 2), max(high, 1.5))
+    ax.set_xlabel("training step")
+    ax.set_ylabel("rank split R-hat")
+    ax.set_title("R-hat per checkpoint (log scale of R-hat - 1)", fontsize=7)
+    ax.figure.legend(*ax.get_legend_handles_labels(), fontsize=6, ncols=2, loc="outside lower center")
+
+
+def rhat_tick(excess: float, _position) -> str:
+    """The R-hat at `excess` = R-hat - 1; the floor stands for every R-hat at or below it."""
+    return f"{1 + excess:.6g}" if excess > R_HAT_FLOOR * 1.01 else f"$\\leq${1 + R_HAT_FLOOR:g}"
+
+
+def ess_panel(ax, table: pd.DataFrame, chains: int) -> None:
+    """Bulk (square) and tail (triangle) ESS, honest filled and minibatch hollow, each rule's threshold on top."""
+    inputs.require_columns(table, ["ess_bulk", "ess_tail"], "loss_data.csv")
+    for column, marker, name in (("ess_bulk", "s", "bulk"), ("ess_tail", "^", "tail")):
+        ax.plot(table["step"], table[column], marker, color=HONEST, markersize=2.5, linestyle="none", zorder=2,
+                label=f"honest {name} ESS")  # fmt: skip
+        if has_minibatch(table, column):
+            ax.plot(table["step"], table[f"{column}_minibatch"], marker, color=MINIBATCH, linestyle="none", zorder=2,
+                    label=f"minibatch {name} ESS", **HOLLOW)  # fmt: skip
+    ax.axhline(ESS_MIN, color="black", linestyle="--", linewidth=1, zorder=5,
+               label=f"honest rule: ESS $\\geq$ {ESS_MIN} (chains together)")  # fmt: skip
+    if has_minibatch(table, "ess_bulk"):
+        rule = f"minibatch rule: ESS $\\geq$ {ESS_PER_CHAIN} per chain ({ESS_PER_CHAIN * chains})"
+        ax.axhline(ESS_PER_CHAIN * chains, color="0.35", linestyle=":", linewidth=1.2, zorder=5, label=rule)
     ax.set_yscale("log")
     ax.set_xlabel("training step")
-    ax.set_ylabel(f"rank split R-hat (max {R_HAT_MAX})")
-    ess_ax = ax.twinx()
-    ess_ax.plot(table["step"], table["ess_bulk"], "s", color=style.PALETTE[0], markersize=2, label="bulk ESS")
-    ess_ax.plot(table["step"], table["ess_tail"], "^", color=style.PALETTE[1], markersize=2, label="tail ESS")
-    chains = int(params["llc_num_chains"].iloc[0])
-    ess_ax.axhline(ESS_PER_CHAIN * chains, color="0.4", linestyle=":", linewidth=0.8)
-    ess_ax.set_yscale("log")
-    ess_ax.set_ylabel(f"ESS (min {ESS_PER_CHAIN * chains})")
-    ess_ax.grid(False)
-    share = table["converged"].astype(bool).mean()
-    ax.set_title(f"convergence: {share:.0%} of estimates pass", fontsize=7)
-    handles, labels = ax.get_legend_handles_labels()
-    more = ess_ax.get_legend_handles_labels()
-    ax.legend(handles + more[0], labels + more[1], fontsize=5)
+    ax.set_ylabel("effective sample size")
+    ax.set_title(f"effective sample size per checkpoint ({chains} chains)", fontsize=7)
+    ax.figure.legend(*ax.get_legend_handles_labels(), fontsize=6, ncols=2, loc="outside lower center")
+
+
+def verdict(table: pd.DataFrame, chains: int) -> str:
+    """The figure's title: what it shows and the share of estimates that pass each rule."""
+    text = "Sampler diagnostics of the run's LLC estimates"
+    if "converged" in table:
+        text += f": {table['converged'].astype(bool).mean():.0%} converge by the honest rule"
+    if "converged_minibatch" in table and table["converged_minibatch"].notna().any():
+        text += f", {table['converged_minibatch'].astype(bool).mean():.0%} by the minibatch rule"
+    return text

@@ -18,7 +18,8 @@ def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     return slope, intercept, 1 - (residual**2).sum() / total if total > 0 else float("nan")
 
 
-def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlabel: str, line_label: str, authors=()):
+def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlabel: str, line_label: str, authors=(),
+                 title: str = ""):  # fmt: skip
     rows = inputs.experiment_rows(summary, experiment, "summary/runs.csv")
     inputs.require_columns(rows, [x, line, "final_llc", "final_converged", "final_local"], "summary/runs.csv")
     fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.6))
@@ -37,8 +38,9 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
     overlay_authors(ax, rows, x, authors)
     not_local = int((~rows["final_local"].astype(bool)).sum())
     if not_local:
-        ax.set_title(f"x: {not_local} of {len(rows)} final LLCs not local (chains far from $w^*$); hollow: not "
-                     "converged", fontsize=6)  # fmt: skip
+        title += (f"\nx: {not_local} of {len(rows)} final LLCs not local (chains far from $w^*$); hollow: not "
+                  "converged")  # fmt: skip
+    ax.set_title(title, fontsize=6)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"final LLC $\hat\lambda$" + style.preset_note(rows))
     ax.legend(fontsize=6)
@@ -61,8 +63,10 @@ def overlay_authors(ax, rows: pd.DataFrame, x: str, authors) -> None:
 
 
 def fig1a(read, experiment: str):
-    return draw_scaling(read.summary, experiment, "p", "hidden", "modulus $p$", "K", read.authors_runs())
+    return draw_scaling(read.summary, experiment, "p", "hidden", "modulus $p$", "K", read.authors_runs(),
+                        "Final LLC against the modulus p, one line per width K")  # fmt: skip
 
 
 def fig1b(read, experiment: str):
-    return draw_scaling(read.summary, experiment, "hidden", "p", "hidden width $K$", "p")
+    return draw_scaling(read.summary, experiment, "hidden", "p", "hidden width $K$", "p",
+                        title="Final LLC against the hidden width K, one line per modulus p")  # fmt: skip

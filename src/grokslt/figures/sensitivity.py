@@ -28,6 +28,7 @@ def sensitivity(read):
     ax.set_xscale("log")
     ax.set_xlabel(r"localization $\gamma$")
     ax.set_ylabel(r"LLC estimate $\hat\lambda$")
-    ax.set_title(f"checkpoint at step {int(table['step'].iloc[0])}", fontsize=7)
+    ax.set_title(f"Sampler sensitivity: LLC of the checkpoint at step {int(table['step'].iloc[0])}\nagainst the "
+                 "localization, one line per SGLD step size", fontsize=7)  # fmt: skip
     ax.legend(fontsize=6)
     return fig

@@ -53,8 +53,10 @@ def fig9(read, experiment: str):
         for ax in axes[:, column]:
             ax.set_xscale("log")
     axes[0, 0].set_ylabel("grokking severity (GSM)")
-    axes[1, 0].set_ylabel(r"peak LLC $\hat\lambda$" + style.preset_note(rows))
+    axes[1, 0].set_ylabel(r"peak LLC $\hat\lambda$" + style.preset_note(rows).replace(" (", "\n(", 1))
     if not theirs.empty:
         axes[0, -1].plot([], [], "o", mfc="none", color="0.45", label="authors' log")
     axes[0, -1].legend(fontsize=6)
+    fig.suptitle("Grokking severity (top) and peak LLC (bottom) against learning rate,\none line per weight decay, "
+                 "one column per batch size", fontsize=7)  # fmt: skip
     return fig

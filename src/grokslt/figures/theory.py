@@ -19,7 +19,7 @@ CURVES = [
 ]
 
 
-def normalised_panel(ax, rows: pd.DataFrame, x: str, fixed: str, xlabel: str) -> None:
+def normalised_panel(ax, rows: pd.DataFrame, x: str, fixed: str, xlabel: str, title: str) -> None:
     value = rows[fixed].mode().iloc[0]
     subset = rows[rows[fixed] == value]
     means = subset.groupby(x)[[c for c, _, _ in CURVES]].mean().sort_index()
@@ -28,7 +28,7 @@ def normalised_panel(ax, rows: pd.DataFrame, x: str, fixed: str, xlabel: str) ->
         if len(curve) and curve.iloc[0] > 0:
             ax.plot(curve.index, curve / curve.iloc[0], fmt, color=colour, markersize=3, linewidth=1, label=label)
     ax.set_xlabel(xlabel)
-    ax.set_title(f"{fixed} = {value}", fontsize=7)
+    ax.set_title(f"{title}, at {'K' if fixed == 'hidden' else fixed} = {value}", fontsize=7)
     ax.set_ylabel("relative to smallest size")
 
 
@@ -42,8 +42,8 @@ def theory_vs_measurement(read, experiments: list[str]):
         rank_checks, ["generic_llc", "parameter_map_llc", "data_llc", "defective"], "rank_checks.csv"
     )
     fig, (p_ax, K_ax, rank_ax) = plt.subplots(1, 3, figsize=(style.PAGE_WIDTH, 2.5))
-    normalised_panel(p_ax, by_p, "p", "hidden", "modulus $p$")
-    normalised_panel(K_ax, by_K, "hidden", "p", "hidden width $K$")
+    normalised_panel(p_ax, by_p, "p", "hidden", "modulus $p$", "LLCs against p")
+    normalised_panel(K_ax, by_K, "hidden", "p", "hidden width $K$", "LLCs against K")
     p_ax.legend(fontsize=5)
     limit = float(np.nanmax(rank_checks[["generic_llc", "parameter_map_llc", "data_llc"]].to_numpy())) * 1.05
     rank_ax.plot([0, limit], [0, limit], color="0.6", linewidth=0.8)
@@ -75,6 +75,6 @@ def theory_vs_measurement(read, experiments: list[str]):
     )
     rank_ax.set_xlabel("Corollary 4.2 (generic)")
     rank_ax.set_ylabel("numerical rank / 2")
-    rank_ax.set_title("small architectures", fontsize=7)
+    rank_ax.set_title("Jacobian rank checks, small architectures", fontsize=7)
     rank_ax.legend(fontsize=5)
     return fig

@@ -4,6 +4,7 @@ spread, and the Hutchinson trace of one run against training step."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -39,24 +40,69 @@ def seed_band(tables: dict[str, pd.DataFrame], runs: list[str], steps: np.ndarra
         return np.nanpercentile(stacked, 10, axis=0), np.nanpercentile(stacked, 90, axis=0)
 
 
+TITLES = {
+    "baseline": "The baseline run",
+    "baseline_long": "The long baseline: trained without early stop, past saturation",
+}
+OFFSET = {"linestyle": (0, (3, 1.5)), "linewidth": 1.0}  # offset-corrected accuracy, drawn over the raw one
+
+
+def settings_words(row: pd.Series) -> str:
+    """A run's training settings in words (the run id's content, readable)."""
+    words = []
+    for column, name in (("p", "p"), ("hidden", "K"), ("lr", "lr"), ("weight_decay", "wd"), ("batch_size", "batch"),
+                         ("seed", "seed")):  # fmt: skip
+        if column in row and pd.notna(row[column]):
+            words.append(f"{name} {row[column]:g}")
+    if "task" in row and pd.notna(row["task"]) and row["task"] != "add":
+        words.append(f"task {row['task']}")
+    return ", ".join(words)
+
+
+def offset_differs(table: pd.DataFrame) -> bool:
+    """Whether the table has offset-corrected accuracies that differ visibly from the raw ones."""
+    columns = ["train_acc_offset", "val_acc_offset"]
+    if any(c not in table or table[c].isna().all() for c in columns):
+        return False
+    raw, offset = table[["train_acc", "val_acc"]].to_numpy(), table[columns].to_numpy()
+    return bool(np.nanmax(np.abs(offset - raw)) > 0.005)
+
+
+def offset_note(table: pd.DataFrame) -> str:
+    """The accuracy panel's title where the offset-corrected accuracy differs from the raw one."""
+    note = "dashed: offset-corrected accuracy (arg-max after removing each output's training-set mean, which the "
+    note += "centred loss leaves free)"
+    raw, offset = table["train_acc"], table["train_acc_offset"]
+    if raw.max() - raw.iloc[-1] > 0.01 and offset.max() - offset.iloc[-1] <= 0.01:
+        note += (f"; raw train accuracy falls to {raw.iloc[-1]:.3f} while the corrected one stays at "
+                 f"{offset.iloc[-1]:.3f}: an output offset, not forgetting")  # fmt: skip
+    return note
+
+
 def fig2(read, experiment: str, band_experiment: str | None):
     summary, tables = read.summary, read.loss_data
     run = inputs.experiment_rows(summary, experiment, "summary/runs.csv").iloc[0]
     table = inputs.loss_table(tables, run["run"], COLUMNS)
-    fig, (loss_ax, acc_ax, llc_ax) = plt.subplots(3, 1, figsize=(style.COLUMN_WIDTH, 5.0), sharex=True)
+    fig, (loss_ax, acc_ax, llc_ax) = plt.subplots(3, 1, figsize=(style.COLUMN_WIDTH, 5.6), sharex=True)
     loss_ax.plot(table["step"], table["train_loss"], color=style.TRAIN, label="train")
     loss_ax.plot(table["step"], table["val_loss"], color=style.VALIDATION, label="validation")
     loss_ax.set_yscale("log")
     loss_ax.set_ylabel("centred loss $L$")
-    loss_ax.legend(fontsize=7)
-    acc_ax.plot(table["step"], table["train_acc"], color=style.TRAIN, label="train")
-    acc_ax.plot(table["step"], table["val_acc"], color=style.VALIDATION, label="validation")
+    acc_ax.plot(table["step"], table["train_acc"], color=style.TRAIN)
+    acc_ax.plot(table["step"], table["val_acc"], color=style.VALIDATION)
+    if offset_differs(table):
+        acc_ax.plot(table["step"], table["train_acc_offset"], color=style.TRAIN, alpha=0.8, **OFFSET)
+        acc_ax.plot(table["step"], table["val_acc_offset"], color=style.VALIDATION, alpha=0.8, **OFFSET)
+        acc_ax.plot([], [], color="0.3", label="accuracy, raw arg-max")
+        acc_ax.plot([], [], color="0.3", label="accuracy, offset-corrected", **OFFSET)
+        acc_ax.set_title(textwrap.fill(offset_note(table), 62), fontsize=5.5)
     acc_ax.set_ylabel("accuracy")
     acc_ax.set_ylim(-0.03, 1.03)
     if band_experiment:
         band_runs = list(inputs.experiment_rows(summary, band_experiment, "summary/runs.csv")["run"])
         low, high = seed_band(tables, band_runs, table["step"].to_numpy())
-        llc_ax.fill_between(table["step"], low, high, color="0.85", label=f"{band_experiment}: 10-90%")
+        band = f"LLC over the {band_experiment} runs: 10-90%"
+        llc_ax.fill_between(table["step"], low, high, color="0.85", label=band)
     llc_ax.fill_between(
         table["step"],
         table["llc"] - table["llc_std"],
@@ -73,16 +119,16 @@ def fig2(read, experiment: str, band_experiment: str | None):
     trace_ax.plot(table["step"], table["trace_hutchinson"], color=style.TRACE, linestyle="--", label="Tr(H)")
     trace_ax.set_ylabel("Hutchinson Tr(H)")
     trace_ax.grid(False)
-    handles = llc_ax.get_legend_handles_labels()
-    twin = trace_ax.get_legend_handles_labels()
-    llc_ax.legend(handles[0] + twin[0], handles[1] + twin[1], fontsize=6, loc="lower right")
     for ax in (loss_ax, acc_ax, llc_ax):
         style.mark_transitions(ax, run, labelled=ax is loss_ax)
-    if overlay_authors(read.authors_runs(), run, acc_ax, llc_ax):
-        acc_ax.legend(fontsize=6)
-        handles, labels = llc_ax.get_legend_handles_labels()
-        llc_ax.legend(handles, labels, fontsize=6, loc="lower right")
-    loss_ax.set_title(run["run"], fontsize=7)
+    overlay_authors(read.authors_runs(), run, acc_ax, llc_ax)
+    entries = {}  # one legend under the panels, off the data
+    for ax in (loss_ax, acc_ax, llc_ax, trace_ax):
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    fig.legend(entries.values(), entries.keys(), fontsize=6, ncols=2, loc="outside lower center")
+    title = TITLES.get(experiment, f"The first run of experiment {experiment}")
+    fig.suptitle(f"{title}\n({settings_words(run)})", fontsize=7)
     return fig
 
 
@@ -140,7 +186,8 @@ def small_multiples(read, experiment: str):
         ax.set_visible(False)
     fig.supxlabel("training step", fontsize=7)
     fig.suptitle(
-        f"{experiment}: LLC{style.preset_note(rows)} (green, left) with train (blue) and validation (orange) "
+        f"Training trajectories of the {count} runs of experiment {experiment}, one panel per run, titled by the "
+        f"settings it sweeps\nLLC{style.preset_note(rows)} (green, left) with train (blue) and validation (orange) "
         "accuracy (right); hollow: not converged, x: not local; dotted: memorised, val 50%, val 95%, saturated"
         + ("; grey: authors' log" if matched else ""),
         fontsize=7,

@@ -191,6 +191,11 @@ def config_schema() -> dict:
                 "pattern": RESULTS_PATTERN,
                 "description": "output directory: letters, digits, spaces and _ . / + - (not first: space, -)",
             },
+            "smoke_test": {
+                "type": "boolean",
+                "default": False,
+                "description": "true: a configuration shrunk to test the pipeline; claims.csv marks its verdicts",
+            },
             "threads": {"type": "integer", "minimum": 1, "default": 1, "description": "torch threads per job"},
             "reference": {
                 "enum": ["authors", "none"],
