@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
+from matplotlib.ticker import NullFormatter
 
 from grokslt.figures import inputs, style
 
@@ -36,6 +37,9 @@ def calibration(read):
         chosen = table[(table["step"] == step) & table["chosen"].astype(bool)]
         ax.plot(chosen["step_size"], chosen["llc_mean"], "*", color="black", markersize=8)
         ax.set_xscale("log")
+        step_sizes = sorted(table["step_size"].unique())
+        ax.xaxis.set_minor_formatter(NullFormatter())  # the grid's own step sizes label the axis
+        ax.set_xticks(step_sizes, [f"{s:.2g}" for s in step_sizes], fontsize=5, rotation=30)
         ax.set_yscale("symlog", linthresh=1)
         ax.set_title(f"checkpoint at step {int(step)}", fontsize=7)
         ax.set_xlabel(r"step size $\epsilon$", fontsize=7)
