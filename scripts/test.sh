@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Set up from nothing and run the whole test suite (slow end-to-end tests included).
+# The SLURM tests mostly wait on the cluster's scheduler: they run beside the rest, which runs on two
+# pytest workers, one test file per worker at a time (module fixtures are built once per file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -7,4 +9,14 @@ bash scripts/setup.sh
 ruff check src tests benchmarks examples
 snakefmt --check Snakefile workflow/rules
 snakemake --lint > /dev/null
-python -m pytest -q -m "slow or not slow" tests
+slurm_log=$(mktemp)
+slurm_tmp=$(mktemp -d)
+python -m pytest -q -m "slow or not slow" --basetemp "$slurm_tmp" tests/test_slurm.py > "$slurm_log" 2>&1 &
+slurm=$!
+status=0
+python -m pytest -q -n 2 --dist loadfile -m "slow or not slow" --ignore=tests/test_slurm.py tests || status=$?
+wait "$slurm" || status=$?
+echo "--- tests/test_slurm.py"
+cat "$slurm_log"
+rm -rf "$slurm_log" "$slurm_tmp"
+exit "$status"

@@ -27,6 +27,8 @@ CI_OVERLAY = [
     "cpus_per_task=1",
     "--slurm-init-seconds-before-status-checks",
     "1",
+    "--seconds-between-status-checks",
+    "2",
     "--slurm-keep-successful-logs",
     "--jobs",
     "4",
