@@ -19,10 +19,10 @@ import torch
 from grokslt import cpu_kernels
 from grokslt.errors import BadInput, ComputationFailed
 from grokslt.estimation.llc import LLCResult, estimate_llc_stacked, result_columns
+from grokslt.estimation.observables import fit_on_training_set
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import as_columns
 from grokslt.training.data import ModularArithmetic
-from grokslt.training.loss import centred_loss
 from grokslt.training.model import centred_loss_and_grad, forward_pairs
 from grokslt.training.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
 
@@ -59,17 +59,14 @@ class QuadraticNetLoss:
         return loss, {"W": grad_W, "V": grad_V}
 
     def observe(self, params, rows_at_once: int = 8) -> dict[str, torch.Tensor]:
-        """Each chain's full training-set loss L_n and training accuracy (arg-max after removing each
-        output's mean over the training set: the centred loss leaves that offset free), [R] each."""
-        target = torch.nn.functional.one_hot(self.c, params["V"].shape[-2]).to(params["V"].dtype)
-        losses, accuracies = [], []
-        for start in range(0, params["W"].shape[0], rows_at_once):
-            W, V = (params[k][start : start + rows_at_once] for k in ("W", "V"))
-            pred = forward_pairs(W, V, self.a, self.b)
-            losses.append(centred_loss(pred, target))
-            centred = pred - pred.mean(dim=-2, keepdim=True)
-            accuracies.append((centred.argmax(dim=-1) == self.c).double().mean(dim=-1))
-        return {"loss": torch.cat(losses), "accuracy": torch.cat(accuracies)}
+        """Each chain's full training-set loss L_n and accuracy (`observables.fit_on_training_set`), [R] each,
+        `rows_at_once` chains at a time to bound the memory of their outputs."""
+        parts = [
+            fit_on_training_set(forward_pairs(params["W"][s : s + rows_at_once], params["V"][s : s + rows_at_once],
+                                              self.a, self.b), self.c)
+            for s in range(0, params["W"].shape[0], rows_at_once)
+        ]  # fmt: skip
+        return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
 
     def _fused(self, W, V, idx):
         chains, two_p, hidden = W.shape

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from grokslt.estimation.observables import fit_on_training_set
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.loss import centred_residual
 from grokslt.training.model import hidden_pre_activation
@@ -127,15 +128,9 @@ class LinearInVLoss:
         return self._cast[dtype]
 
     def observe(self, params) -> dict[str, torch.Tensor]:
-        """Each chain's full training-set loss and accuracy (as `QuadraticNetLoss.observe`), [R] each."""
+        """Each chain's full training-set loss and accuracy (`observables.fit_on_training_set`), [R] each."""
         V = params["V"]
-        phi = self.features(V.dtype)
-        pred = phi @ V.transpose(1, 2) if phi.shape[0] == V.shape[0] else torch.matmul(phi[0], V.transpose(1, 2))
-        target = torch.nn.functional.one_hot(self.c, self.p).to(pred.dtype)
-        residual = centred_residual(pred, target)
-        centred = pred - pred.mean(dim=-2, keepdim=True)
-        accuracy = (centred.argmax(dim=-1) == self.c).double().mean(dim=-1)
-        return {"loss": 0.5 * residual.pow(2).sum(dim=(1, 2)) / pred.shape[1], "accuracy": accuracy}
+        return fit_on_training_set(self.features(V.dtype) @ V.transpose(1, 2), self.c)
 
     def __call__(self, params, idx):
         V = params["V"]

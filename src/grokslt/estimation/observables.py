@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 import torch
 
 from grokslt.errors import BadInput
+from grokslt.training.loss import centred_loss
 
 OVERHEAD = 0.25
 MIN_OBSERVATIONS = 4  # per chain: fewer leave R-hat and ESS undefined
@@ -44,6 +45,16 @@ def checked_thinning(observe_every: int | None, n: int, batch_size: int, num_dra
             f"per chain; expected at least {MIN_OBSERVATIONS} (lower observe_every or raise num_draws)"
         )
     return every
+
+
+def fit_on_training_set(pred: torch.Tensor, c: torch.Tensor) -> dict[str, torch.Tensor]:
+    """From each chain's outputs on the n training pairs, pred [R, n, p], and their classes c [n]: the centred
+    loss L_n and the training accuracy (arg-max after removing each output's mean over the training set: the
+    centred loss leaves that offset free), [R] each. The `observe` of a loss function whose model gives outputs."""
+    target = torch.nn.functional.one_hot(c, pred.shape[-1]).to(pred.dtype)
+    centred = pred - pred.mean(dim=-2, keepdim=True)
+    accuracy = (centred.argmax(dim=-1) == c).double().mean(dim=-1)
+    return {"loss": centred_loss(pred, target), "accuracy": accuracy}
 
 
 def observe(loss_fn: Callable, params: Params, centers: Params, n: int) -> dict[str, torch.Tensor]:
