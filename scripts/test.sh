@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up from nothing and run the whole test suite (slow end-to-end tests included).
 # The SLURM tests mostly wait on the cluster's scheduler: they run beside the rest, which runs on two
-# pytest workers, one test file per worker at a time (module fixtures are built once per file).
+# pytest workers, one test file per worker at a time (module fixtures are built once per file); every
+# process shares one finished run of the tiny workflow.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,6 +12,9 @@ snakefmt --check Snakefile workflow/rules
 snakemake --lint > /dev/null
 slurm_log=$(mktemp)
 slurm_tmp=$(mktemp -d)
+# the tiny workflow's finished run, made once by whichever test process asks first (tests/conftest.py)
+GROKSLT_TEST_SHARED=$(mktemp -d)
+export GROKSLT_TEST_SHARED
 python -m pytest -q -m "slow or not slow" --basetemp "$slurm_tmp" tests/test_slurm.py > "$slurm_log" 2>&1 &
 slurm=$!
 status=0
@@ -18,5 +22,5 @@ python -m pytest -q -n 2 --dist loadfile -m "slow or not slow" --ignore=tests/te
 wait "$slurm" || status=$?
 echo "--- tests/test_slurm.py"
 cat "$slurm_log"
-rm -rf "$slurm_log" "$slurm_tmp"
+rm -rf "$slurm_log" "$slurm_tmp" "$GROKSLT_TEST_SHARED"
 exit "$status"

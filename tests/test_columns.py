@@ -58,7 +58,7 @@ def documented_table(relative: str) -> str | None:
 def test_every_table_the_tiny_workflow_writes_is_documented(finished_tiny):
     from workflow_support import TINY_RESULTS
 
-    results = finished_tiny[0] / TINY_RESULTS
+    results = finished_tiny.root / TINY_RESULTS
     documented = columns.observed_columns()
     checked = set()
     for path in sorted([*results.rglob("*.csv"), *results.rglob("*.npz")]):
@@ -82,7 +82,7 @@ def test_every_table_the_tiny_workflow_writes_is_documented(finished_tiny):
 def test_the_example_reads_the_tiny_workflow_results(finished_tiny):
     from workflow_support import TINY_RESULTS
 
-    results = finished_tiny[0] / TINY_RESULTS
+    results = finished_tiny.root / TINY_RESULTS
     result = subprocess.run(
         [sys.executable, str(REPO / "examples" / "load_results.py"), str(results)],
         capture_output=True,

@@ -118,7 +118,7 @@ def test_params_csv_holds_every_training_setting(finished_tiny):
     import pandas as pd
     from workflow_support import TINY_RESULTS
 
-    root, _, _ = finished_tiny
+    root = finished_tiny.root
     for params in (root / TINY_RESULTS / "runs").glob("*/params.csv"):
         table = pd.read_csv(params)
         record = json.loads((params.parent / "run.json").read_text())["config"]

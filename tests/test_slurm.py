@@ -70,7 +70,7 @@ def test_tiny_workflow_runs_as_slurm_jobs_with_the_local_results(cluster, finish
     assert grouped and set(outside.values()) == {"dataset"}, outside  # datasets ran inside the group jobs
     states = sacct_states(set(submitted.values()))
     assert states and set(states.values()) == {"COMPLETED"}, states
-    local_root, _, _ = finished_tiny
+    local_root = finished_tiny.root
     assert tables(tmp_path / TINY_RESULTS) == tables(local_root / TINY_RESULTS)
 
 

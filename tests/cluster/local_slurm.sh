@@ -40,15 +40,24 @@ install_packages() {
 pid_of() { cat "$DIR/run/$1.pid" 2> /dev/null; }
 running() { local pid; pid=$(pid_of "$1") && [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null; }
 
-wait_for() {  # wait_for DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    for _ in $(seq 1 120); do
-        "$@" > /dev/null 2>&1 && return 0
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...  (generous: CI starts the cluster beside busy tests)
+    local seconds=$1 what=$2 started=$SECONDS
+    shift 2
+    for _ in $(seq 1 $((seconds * 2))); do
+        if "$@" > /dev/null 2>&1; then
+            log "$what after $((SECONDS - started)) s"
+            return 0
+        fi
         sleep 0.5
     done
-    log "timed out waiting for $what"
+    log "timed out after $seconds s waiting for $what"
     return 1
+}
+
+show_node() {  # what the controller thinks of the node, and the daemons' last words
+    sinfo -N -l >&2 || true
+    scontrol show node "$NODE" >&2 || true
+    tail -n 20 "$DIR/log/slurmd.log" "$DIR/log/slurmctld.log" >&2 || true
 }
 
 start_munge() {
@@ -58,9 +67,9 @@ start_munge() {
     chown munge:munge /etc/munge/munge.key /run/munge "$DIR/munge"
     chmod 400 /etc/munge/munge.key
     runuser -u munge -- munged --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/munge/munged.log"
-    wait_for munged test -s "$DIR/munge/munged.pid"
+    wait_for 60 munged test -s "$DIR/munge/munged.pid"
     cp "$DIR/munge/munged.pid" "$DIR/run/munged.pid"
-    wait_for "munge credentials" bash -c "munge -n | unmunge"
+    wait_for 60 "munge credentials" bash -c "munge -n | unmunge"
 }
 
 start_mariadb() {
@@ -74,7 +83,7 @@ start_mariadb() {
     fi
     runuser -u mysql -- mariadbd --datadir="$DIR/mysql" --socket=/run/mysqld/mysqld.sock --skip-networking \
         --pid-file=/run/mysqld/grokslt.pid --log-error="$DIR/mysql/mariadb.log" > /dev/null 2>&1 &
-    wait_for mariadb mariadb --socket=/run/mysqld/mysqld.sock -e "SELECT 1"
+    wait_for 120 mariadb mariadb --socket=/run/mysqld/mysqld.sock -e "SELECT 1"
     cp /run/mysqld/grokslt.pid "$DIR/run/mariadb.pid"
     mariadb --socket=/run/mysqld/mysqld.sock -e "
         CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'grokslt';
@@ -134,16 +143,16 @@ EOF
 
 start_slurm() {
     running slurmdbd || slurmdbd
-    wait_for slurmdbd sacctmgr -n list cluster
+    wait_for 120 slurmdbd sacctmgr -n list cluster
     if ! sacctmgr -n -P list account "$ACCOUNT" | grep -q "$ACCOUNT"; then
         sacctmgr -i add cluster "$CLUSTER" > /dev/null || true
         sacctmgr -i add account "$ACCOUNT" cluster="$CLUSTER" > /dev/null
         sacctmgr -i add user root account="$ACCOUNT" cluster="$CLUSTER" > /dev/null
     fi
     running slurmctld || slurmctld
-    wait_for slurmctld scontrol ping
+    wait_for 120 slurmctld scontrol ping
     running slurmd || slurmd
-    wait_for "node $NODE idle" bash -c "sinfo -h -N -o %t | grep -q idle"
+    wait_for 300 "node $NODE idle" bash -c "sinfo -h -N -o %t | grep -q idle" || { show_node; return 1; }
 }
 
 start() {
