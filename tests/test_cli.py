@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 import pytest
 
-from grokslt.cli import main
+from grokslt.cli import COMMANDS, main
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +146,14 @@ def test_missing_run_is_named(tmp_path):
         timeout=120,
     )
     assert result.returncode == 2 and "no run.json there" in result.stderr
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_prints_its_help(command, capsys):
+    with pytest.raises(SystemExit) as exit:
+        main([command, "--help"])
+    assert exit.value.code == 0
+    assert f"usage: grokslt {command}" in capsys.readouterr().out
 
 
 def test_help_shows_examples_that_parse(capsys):

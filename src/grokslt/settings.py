@@ -148,6 +148,7 @@ def add_arguments(parser, cls, defaults: bool = True, skip: Iterable[str] = ()) 
         kind = base_type(f, cls)
         default = f.default if defaults and f.default is not MISSING else None
         text = f.metadata["help"] + (f" (default {f.default!r})" if defaults and f.default is not MISSING else "")
+        text = text.replace("%", "%%")  # argparse formats help strings
         if kind is bool:
             parser.add_argument(flag_name(f), action=argparse.BooleanOptionalAction, default=default, help=text)
             continue
