@@ -8,7 +8,7 @@ import pytest
 import torch
 from known_coefficients import normal_crossing_posterior_mean
 
-from grokslt.estimation.llc import estimate_llc
+from grokslt.estimation.llc import estimate_llc, run_chains
 from grokslt.estimation.samplers import SAMPLERS, SamplerSettings
 
 
@@ -70,6 +70,28 @@ def test_mala_is_exact_on_a_singular_model(float64):
     assert abs(result.llc_mean - exact) < 4 * stderr and stderr < 0.02 * exact, (result.llc_mean, exact, stderr)
     rate = result.summary()["accept_rate"]
     assert 0.3 < rate < 1.0
+
+
+def test_mala_leaves_the_mode_of_a_high_dimensional_gaussian(float64):
+    """The localizing Gaussian alone (L = 0), d = 50,000, gamma = 1e4, eps gamma = 0.025: started at its
+    mode, an adjusted chain accepts about exp(-(eps gamma)^2 d / 8) = 2% of its steps and never reaches the
+    typical set |w - w*|^2 ~ d / gamma. The unadjusted burn-in brings it there; the adjusted draws then accept
+    most steps and keep E|w - w*|^2 = d / gamma."""
+    d, gamma, eps = 50_000, 1e4, 2.5e-6
+    settings = SamplerSettings(
+        step_size=eps, localization=gamma, num_chains=2, num_burnin=300, num_draws=200, nbeta=1.0, sampler="mala",
+        observe_every=10,
+    )  # fmt: skip
+
+    def flat(params, idx):
+        w = params["w"]
+        return torch.zeros(w.shape[0]), {"w": torch.zeros_like(w)}
+
+    generators = [torch.Generator().manual_seed(seed) for seed in (0, 1)]
+    _, statistics, observations, _ = run_chains(flat, {"w": torch.zeros(2, d)}, 1, settings, 1, generators)
+    assert (statistics["accept_rate"] > 0.75).all(), statistics["accept_rate"]
+    distance = observations["distance_sq"].mean()
+    assert distance == pytest.approx(d / gamma, rel=0.02), distance
 
 
 @pytest.mark.parametrize("sampler", ["sgnht", "rmsprop_sgld"])
