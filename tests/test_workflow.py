@@ -116,6 +116,18 @@ def set_path(config: dict, path: str, value):
     node[last] = value
 
 
+def test_a_named_certified_preset_runs_without_the_calibration(tmp_path):
+    config = tiny_with(lambda c: set_path(c, "certified.preset", "local"))
+    config["results"] = "out"
+    _, membership = expand_experiments(check_config(config))
+    target = f"out/runs/{membership['baseline'][0]}/certified.csv"
+    result = snakemake("-n", "-p", target, "--configfile", write_config(tmp_path, config), cwd=tmp_path)
+    jobs = job_counts(result.stdout)
+    assert jobs["certify"] == 1 and "calibrate" not in jobs
+    [command] = [line for line in result.stdout.splitlines() if line.startswith("Shell command: grokslt llc")]
+    assert "--preset local" in command and "--calibration" not in command and "--if-chosen" not in command
+
+
 def test_the_schema_file_is_the_generated_schema():
     """workflow/schemas/config.schema.yaml documents the keys; it must be what the code checks."""
     assert load(SCHEMA) == config_schema(), "regenerate: python -m grokslt.workflow.config > " + str(SCHEMA)
@@ -157,7 +169,7 @@ def test_env_files_parse_pin_like_pyproject_and_exist_for_every_rule():
 
 @pytest.mark.slow
 def test_tiny_run_produces_every_table_and_figure(finished_tiny):
-    root, _, _ = finished_tiny
+    root = finished_tiny.root
     results = root / TINY_RESULTS
     config = load(TINY)
     runs, _ = expand_experiments(config)
@@ -201,7 +213,7 @@ def dry_run_jobs(root: Path, snakefile: Path, configfile: Path) -> dict[str, int
 
 @pytest.mark.slow
 def test_incremental_rebuilds(finished_tiny, tmp_path):
-    root, snakefile, _ = finished_tiny
+    root, snakefile = finished_tiny.root, finished_tiny.snakefile
     # (a) nothing changed: nothing runs
     assert dry_run_jobs(root, snakefile, TINY) == {}
     # (b) restyling one figure reruns that figure alone
@@ -228,23 +240,32 @@ def test_incremental_rebuilds(finished_tiny, tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_mid_run_then_restart_gives_the_same_results(finished_tiny, tmp_path):
-    reference_root, _, elapsed = finished_tiny
+    """Three runs' tables as the target (every kind of job but the shared ones), killed once two LLC chunks
+    are on disk, restarted: every table equals the uninterrupted run's."""
+    _, membership = expand_experiments(check_config(load(TINY)))
+    runs = sorted(set(membership["baseline"] + membership["seeds"]))
+    targets = [f"{TINY_RESULTS}/runs/{run}/loss_data.csv" for run in runs]
     snakefile = copy_workflow(tmp_path)
-    command = [SNAKEMAKE, "-s", str(snakefile), "--cores", "2", "--configfile", str(TINY)]
-    process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
+    command = [SNAKEMAKE, "-s", str(snakefile), *targets, "--cores", "2", "--configfile", str(TINY)]
+    log = tmp_path / "killed.log"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
+        )
     deadline = time.time() + 300
     while time.time() < deadline and len(list((tmp_path / TINY_RESULTS / "runs").glob("*/llc/*.csv"))) < 2:
+        if process.poll() is not None:
+            pytest.fail(f"snakemake ended before two LLC chunks were written:\n{log.read_text()}")
         time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)  # Snakemake and every job it started
     process.wait()
-    assert not (tmp_path / TINY_RESULTS / "summary" / "runs.csv").exists(), "killed after the end"
+    assert not all((tmp_path / target).exists() for target in targets), "killed after the end"
     snakemake("--unlock", "--configfile", TINY, cwd=tmp_path, snakefile=snakefile)
-    snakemake("--cores", "2", "--configfile", TINY, cwd=tmp_path, snakefile=snakefile)
-    expected = tables(reference_root / TINY_RESULTS)
-    assert tables(tmp_path / TINY_RESULTS) == expected
-    assert len(expected) > 40 and elapsed > 0
+    snakemake(*targets, "--cores", "2", "--configfile", TINY, cwd=tmp_path, snakefile=snakefile)
+    restarted = tables(tmp_path / TINY_RESULTS)
+    expected = tables(finished_tiny.root / TINY_RESULTS)
+    assert {f"runs/{run}/loss_data.csv" for run in runs} <= set(restarted)
+    assert {path: expected[path] for path in restarted} == restarted
 
 
 @pytest.mark.parametrize("profile", [[], ["--profile", "profiles/slurm"]])
@@ -257,7 +278,7 @@ def test_profiles_load_config_yaml_by_default(profile):
 
 @pytest.mark.slow
 def test_report_holds_every_figure_with_its_caption(finished_tiny):
-    root, snakefile, _ = finished_tiny
+    root, snakefile = finished_tiny.root, finished_tiny.snakefile
     report = root / "report.html"
     snakemake("--configfile", TINY, "--report", report, cwd=root, snakefile=snakefile)
     text = report.read_text(errors="replace")

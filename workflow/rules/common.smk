@@ -257,11 +257,17 @@ def accuracy_args():
 
 
 def certify_args():
-    """The certified estimates: the calibration's choice, at a subset of checkpoints."""
+    """The certified estimates at a subset of checkpoints: the calibration's choice (empty when it chose
+    nothing) or a named preset."""
     section = config["certified"]
-    words = ["--preset", "calibrated", "--calibration", calibration_file("json"), "--seed", str(section["seed"])]
-    words += ["--every", str(section["every"]), "--if-chosen"]
+    words = ["--preset", section["preset"], "--seed", str(section["seed"]), "--every", str(section["every"])]
+    if section["preset"] == "calibrated":
+        words += ["--calibration", calibration_file("json"), "--if-chosen"]
     return [*words, *(["--num-draws", str(section["num_draws"])] if "num_draws" in section else [])]
+
+
+def certify_calibration(wildcards):
+    return [calibration_file("json")] if config["certified"]["preset"] == "calibrated" else []
 
 
 def claims_inputs(wildcards):

@@ -51,7 +51,7 @@ rule summary:
 rule certify:
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
-        calibration=calibration_file("json"),
+        calibration=certify_calibration,
     output:
         f"{RESULTS}/runs/{{run}}/certified.csv",
     log:

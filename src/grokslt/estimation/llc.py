@@ -63,6 +63,11 @@ PRESETS: dict[str, SamplerSettings] = {
     "paper_code_lr_wd": SamplerSettings(
         step_size=4e-4, localization=100.0, num_chains=3, num_burnin=100, num_draws=500
     ),
+    # The cheapest settings found whose chains stay near w* and converge on full-batch observables at the
+    # baseline's decisive checkpoints (measured/locality: loss excess 0.1-1.8% of L_n(0), honest R-hat <= 1.01
+    # at 4 of 5). The localization dominates (gamma 1e4), so the values are 50-80 times below the paper's;
+    # SGLD's step bias here is +2.6% (exact V-only check) and +2.8% against MALA on all weights.
+    "local": SamplerSettings(step_size=1e-5, localization=1e4, nbeta=1e4, num_chains=4, num_burnin=500, num_draws=2000),
 }
 
 

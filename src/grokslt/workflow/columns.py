@@ -264,8 +264,9 @@ TABLES = [
     ),
     Table(
         "runs/RUN/certified.csv",
-        "The calibrated sampler at every `certified.every`-th checkpoint and at the transitions (`grokslt llc "
-        "--preset calibrated --every K`), for the certified claims.",
+        "`certified.preset`'s sampler (the calibration's choice, or a named preset such as `local`) at every "
+        "`certified.every`-th checkpoint and at the transitions (`grokslt llc --preset P --every K`), for the "
+        "certified claims.",
         _LLC_MEANINGS,
         settings=(SAMPLER,),
         like=LLC,

@@ -290,10 +290,15 @@ def config_schema() -> dict:
                         "default": 10,
                         "description": "every k-th checkpoint, plus the last and those at the transitions",
                     },  # fmt: skip
+                    "preset": {
+                        "enum": ["calibrated", *sorted(PRESETS)],
+                        "default": "calibrated",
+                        "description": "calibrated: the calibration's choice; or a named preset (no calibration)",
+                    },  # fmt: skip
                     "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
-                    "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the calibration's)"},
+                    "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the preset's)"},
                 },
-                "certified LLCs: the calibrated sampler at a subset of checkpoints, for claims.csv",
+                "certified LLCs: certified.preset's sampler at a subset of checkpoints, for claims.csv",
             ),
             "estimator_accuracy": section(
                 {

@@ -143,8 +143,8 @@ def _given(config: dict | None, *path: str) -> bool:
 
 def calibration_needed(config: dict) -> str:
     """Why the calibration must run whatever the figures ('' when nothing needs it)."""
-    if config["certified"]["experiments"]:
-        return "certified.experiments needs it"
+    if config["certified"]["experiments"] and config["certified"]["preset"] == "calibrated":
+        return "certified.experiments needs it (certified.preset: calibrated)"
     blocks = [config["llc"], *((experiment or {}).get("llc", {}) for experiment in config["experiments"].values())]
     return "llc preset calibrated needs it" if any(b.get("preset") == "calibrated" for b in blocks) else ""
 

@@ -266,13 +266,17 @@ def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
     steps = calibration["num_chains"] * (calibration["num_burnin"] + calibration["num_draws"])
     checkpoints = {"final": 1, "transitions": 4}.get(str(calibration["step"]), 1)  # at most 4 transitions
     out["calibration"] = checkpoints * grid * steps * chain_step(run)
-    draws = config["certified"].get("num_draws", calibration["num_draws"])
-    every = config["certified"]["every"]
+    certified = config["certified"]
+    if certified["preset"] == "calibrated":
+        chains, burnin, draws = calibration["num_chains"], calibration["num_burnin"], calibration["num_draws"]
+    else:
+        preset = sampler_settings(certified["preset"])
+        chains, burnin, draws = preset.num_chains, preset.num_burnin, preset.num_draws
+    draws = certified.get("num_draws", draws)
     out["certified"] = sum(
-        (costs[run]["checkpoints"] / every + 9) * calibration["num_chains"] * (calibration["num_burnin"] + draws)
-        * chain_step(run)
+        (costs[run]["checkpoints"] / certified["every"] + 9) * chains * (burnin + draws) * chain_step(run)
         for run in certified_runs(config, membership)
-    )  # fmt: skip
+    )
     if config["figures"].get("estimator_accuracy", {}) is not False:
         accuracy = config["estimator_accuracy"]
         reference = accuracy["reference"]
