@@ -44,11 +44,11 @@ SETTINGS = {
                                 "num_draws": 2000},
     "V_sgld_nb1e4_g1e4_e1e-5": {"weights": "V", "step_size": 1e-5, "nbeta": 1e4, "localization": 1e4,
                                 "num_draws": 2000},
-    # MALA on all weights at the local settings: the exact-sampler check of SGLD there
-    "mala_nb1e4_g1e4_e2e-5": {"sampler": "mala", "step_size": 2e-5, "nbeta": 1e4, "localization": 1e4,
-                              "num_draws": 2000},
-    "mala_nb1e4_g1e4_e2.5e-6": {"sampler": "mala", "step_size": 2.5e-6, "nbeta": 1e4, "localization": 1e4,
-                                "num_draws": 2000},
+    # SGLD at twice the local step: the step-extrapolated value 2 lambda(eps) - lambda(2 eps)
+    "sgld_nb1e4_g1e4_e2e-5": {"step_size": 2e-5, "nbeta": 1e4, "localization": 1e4, "num_draws": 2000},
+    # MALA on all weights at the local settings: the exact-sampler check of SGLD there (unadjusted burn-in)
+    "mala_nb1e4_g1e4_e3e-6": {"sampler": "mala", "step_size": 3e-6, "nbeta": 1e4, "localization": 1e4,
+                              "num_burnin": 500, "num_draws": 2000},
 }
 COLUMNS = [
     "setting", "step", "sampler", "step_size", "nbeta", "localization", "num_draws", "seconds", "llc_mean",

@@ -77,6 +77,29 @@ def test_a_plan_measured_on_a_busy_machine_says_its_times_may_be_too_long():
     assert "load 1.4 per core" in busy
 
 
+def test_the_plan_counts_only_the_studies_the_workflow_runs():
+    config = quick()
+    assert {"sensitivity", "calibration"} <= set(plan.plan(config, 2, MACHINE)["studies_cpu_seconds"])
+    config["figures"]["calibration"] = False  # nothing else needs the calibration: it does not run
+    config["certified"]["experiments"] = []
+    config["sampler_sensitivity"] = {"experiment": None}
+    assert not {"sensitivity", "calibration"} & set(plan.plan(config, 2, MACHINE)["studies_cpu_seconds"])
+    config["certified"] = {"experiments": ["baseline"], "preset": "calibrated"}  # the certified LLCs need it
+    assert "calibration" in plan.plan(config, 2, MACHINE)["studies_cpu_seconds"]
+
+
+def test_a_config_without_a_figures_default_experiment_is_planned_without_that_figure(monkeypatch, capsys, tmp_path):
+    config = quick()
+    del config["experiments"]["baseline_long"]  # the saturation figure's default experiment
+    del config["figures"]["saturation"]
+    config["certified"]["experiments"].remove("baseline_long")
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    monkeypatch.setattr(plan, "measure", lambda: MACHINE)
+    cli.main(["plan", "--configfile", str(path), "--json"])
+    assert "saturation" not in json.loads(capsys.readouterr().out)["figures"]
+
+
 def test_a_missing_configfile_is_one_line(capsys, tmp_path):
     with pytest.raises(SystemExit) as exit:
         cli.main(["plan", "--configfile", str(tmp_path / "nope.yaml")])

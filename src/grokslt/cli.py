@@ -305,18 +305,18 @@ def run_plan(args: argparse.Namespace) -> None:
 
     import yaml
 
-    from grokslt.workflow.config import check_config
-    from grokslt.workflow.experiments import expand_experiments
+    from grokslt.workflow.config import check_workflow
     from grokslt.workflow.plan import describe, logged_stops, measure, plan
 
     try:
         config = yaml.safe_load(Path(args.configfile).read_text())
     except (OSError, yaml.YAMLError) as error:
         raise ValueError(f"--configfile {args.configfile}: {error}") from None
-    checked, stops = check_config(config), None
-    if args.reference != "none" and checked["reference"] != "none":
-        stops = logged_stops(expand_experiments(checked)[0], args.reference)
-    result = plan(config, args.cores, measure(), stops)
+    checked = check_workflow(config, [args.configfile])  # what the workflow runs: figures left out included
+    stops = None
+    if args.reference != "none" and checked.config["reference"] != "none":
+        stops = logged_stops(checked.runs, args.reference)
+    result = plan(checked.config, args.cores, measure(), stops)
     print(json.dumps(result, indent=2) if args.json else describe(result))
 
 

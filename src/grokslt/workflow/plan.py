@@ -142,14 +142,13 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
 
 
 def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | None = None) -> dict:
-    """Per experiment and in total: runs, checkpoints, estimates, CPU seconds, and wall seconds on `cores`."""
+    """Per experiment and in total: runs, checkpoints, estimates, CPU seconds, and wall seconds on `cores`,
+    for what the workflow runs of `config` (figures and studies whose default experiment is absent left out)."""
     from grokslt.figures import instances
-    from grokslt.workflow.config import check_config
-    from grokslt.workflow.experiments import expand_experiments, run_llc
+    from grokslt.workflow.config import check_workflow
 
-    config = check_config(config)
-    runs, membership = expand_experiments(config)
-    llc = run_llc(config, membership)
+    checked = check_workflow(config)
+    config, runs, membership, llc = checked.config, checked.runs, checked.membership, checked.run_llc
     probes = config["hessian"].get("num_probes") or (2 if config["hessian"]["preset"] == "paper_code" else 100)
     costs = {}
     for run, train in runs.items():
@@ -250,22 +249,28 @@ def certified_runs(config, membership) -> list[str]:
 
 
 def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
-    """CPU seconds of the one-off studies: sensitivity grid, calibration, certified estimates, accuracy."""
+    """CPU seconds of the one-off studies that the workflow runs: sensitivity grid, calibration, certified
+    estimates, accuracy."""
+    from grokslt.workflow.experiments import calibration_needed
 
     def chain_step(run):
         return step_seconds(machine.chain, runs[run])
 
+    out = {}
     sensitivity = config["sampler_sensitivity"]
-    base = sampler_settings("paper_code")
-    run = membership[sensitivity["experiment"]][0]
-    per = base.num_chains * (base.num_burnin + base.num_draws) * chain_step(run)
-    out = {"sensitivity": len(sensitivity["step_sizes"]) * len(sensitivity["localizations"]) * per}
+    if sensitivity["experiment"] is not None:  # (claims.csv reads it whether or not its figure is drawn)
+        base = sampler_settings("paper_code")
+        run = membership[sensitivity["experiment"]][0]
+        per = base.num_chains * (base.num_burnin + base.num_draws) * chain_step(run)
+        out["sensitivity"] = len(sensitivity["step_sizes"]) * len(sensitivity["localizations"]) * per
     calibration = config["calibration"]
-    run = membership[calibration["experiment"]][0]
-    grid = len(calibration["step_sizes"]) * len(calibration["nbetas"]) * len(calibration["localizations"])
-    steps = calibration["num_chains"] * (calibration["num_burnin"] + calibration["num_draws"])
-    checkpoints = {"final": 1, "transitions": 4}.get(str(calibration["step"]), 1)  # at most 4 transitions
-    out["calibration"] = checkpoints * grid * steps * chain_step(run)
+    drawn = config["figures"].get("calibration") is not False
+    if calibration["experiment"] is not None and (drawn or calibration_needed(config)):
+        run = membership[calibration["experiment"]][0]
+        grid = len(calibration["step_sizes"]) * len(calibration["nbetas"]) * len(calibration["localizations"])
+        steps = calibration["num_chains"] * (calibration["num_burnin"] + calibration["num_draws"])
+        checkpoints = {"final": 1, "transitions": 4}.get(str(calibration["step"]), 1)  # at most 4 transitions
+        out["calibration"] = checkpoints * grid * steps * chain_step(run)
     certified = config["certified"]
     if certified["preset"] == "calibrated":
         chains, burnin, draws = calibration["num_chains"], calibration["num_burnin"], calibration["num_draws"]
