@@ -3,6 +3,7 @@ logs give expected stops, and (slow) its prediction for the tiny workflow is wit
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -10,6 +11,7 @@ import yaml
 from workflow_support import REPO, TINY
 
 from grokslt import cli
+from grokslt.analysis.reference import load_reference
 from grokslt.training.train import TrainConfig
 from grokslt.workflow import plan
 from grokslt.workflow.config import check_config
@@ -53,12 +55,40 @@ def test_a_figure_target_costs_its_own_experiments_and_the_scorecard_all_runs():
 def test_runs_matching_the_authors_logs_are_counted_to_their_logged_stop():
     config = yaml.safe_load((REPO / "config" / "paper_subset.yaml").read_text())
     runs, _ = expand_experiments(check_config(config))
-    stops = plan.logged_stops(runs, REPO / "reference")
+    stops = plan.expected_stops(runs, REPO / "reference")
     p53 = next(run for run, train in runs.items() if (train.p, train.hidden, train.lr) == (53, 1024, 1e-2))
-    assert p53 in stops and 0 < stops[p53] < runs[p53].max_steps
+    assert stops[p53][1] == "logged" and 0 < stops[p53][0] < runs[p53].max_steps
     assert not any(train.early_stop is False and run in stops for run, train in runs.items())
     fewer = plan.plan(config, 2, MACHINE, stops)
     assert fewer["cpu_seconds"] < plan.plan(config, 2, MACHINE)["cpu_seconds"]
+    assert "logged stop for" in fewer["stops"]
+
+
+def authors_train_config(settings: dict) -> TrainConfig:
+    threshold, patience = settings["early_stop"]
+    keys = ("p", "hidden", "train_frac", "optimizer", "lr", "weight_decay", "batch_size", "seed")
+    return TrainConfig(**{key: settings[key] for key in keys}, early_stop_threshold=threshold,
+                       early_stop_patience=patience)  # fmt: skip
+
+
+def test_a_run_without_a_log_is_predicted_from_the_nearest_logged_run():
+    runs = {"unlogged": authors_train_config(load_reference(REPO / "reference")[0].settings)}
+    runs["unlogged"] = dataclasses.replace(runs["unlogged"], lr=runs["unlogged"].lr * 1.01, seed=12345)
+    [(steps, source)] = plan.expected_stops(runs, REPO / "reference").values()
+    assert source == "nearest" and 0 < steps <= runs["unlogged"].max_steps
+
+
+def test_predicted_stops_hold_the_logged_total_within_2x_leaving_each_run_out():
+    """The rule on recorded runs: each of the authors' runs predicted from all the others."""
+    authors = load_reference(REPO / "reference")
+    predicted, logged = [], []
+    for run in authors:
+        nearest = plan.nearest_logged_run(authors_train_config(run.settings), [a for a in authors if a is not run])
+        if nearest is not None:
+            predicted.append(int(nearest.log["step"].max()))
+            logged.append(int(run.log["step"].max()))
+    assert len(logged) >= 0.9 * len(authors)
+    assert 0.5 <= sum(predicted) / sum(logged) <= 2.0, (sum(predicted), sum(logged))
 
 
 def test_the_command_prints_json_with_cpu_and_wall_seconds(monkeypatch, capsys):

@@ -306,7 +306,7 @@ def run_plan(args: argparse.Namespace) -> None:
     import yaml
 
     from grokslt.workflow.config import check_workflow
-    from grokslt.workflow.plan import describe, logged_stops, measure, plan
+    from grokslt.workflow.plan import describe, expected_stops, measure, plan
 
     try:
         config = yaml.safe_load(Path(args.configfile).read_text())
@@ -315,7 +315,7 @@ def run_plan(args: argparse.Namespace) -> None:
     checked = check_workflow(config, [args.configfile])  # what the workflow runs: figures left out included
     stops = None
     if args.reference != "none" and checked.config["reference"] != "none":
-        stops = logged_stops(checked.runs, args.reference)
+        stops = expected_stops(checked.runs, args.reference)
     result = plan(checked.config, args.cores, measure(), stops)
     print(json.dumps(result, indent=2) if args.json else describe(result))
 

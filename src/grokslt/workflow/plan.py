@@ -141,7 +141,7 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
     }
 
 
-def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | None = None) -> dict:
+def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int, str]] | None = None) -> dict:
     """Per experiment and in total: runs, checkpoints, estimates, CPU seconds, and wall seconds on `cores`,
     for what the workflow runs of `config` (figures and studies whose default experiment is absent left out)."""
     from grokslt.figures import instances
@@ -152,7 +152,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | Non
     probes = config["hessian"].get("num_probes") or (2 if config["hessian"]["preset"] == "paper_code" else 100)
     costs = {}
     for run, train in runs.items():
-        steps = (stops or {}).get(run, train.max_steps)
+        steps = (stops or {}).get(run, (train.max_steps, ""))[0]
         costs[run] = run_costs(train, steps, llc[run], probes, machine, config["llc"]["chunk_size"])
     experiments = {}
     for name, members in membership.items():
@@ -187,8 +187,16 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, int] | Non
         "figures": figure_costs(config, membership, costs, studies, cores, machine),
         "machine": asdict(machine),
         "threads": torch.get_num_threads(),
-        "stops": f"the authors' logged stop for {len(stops or {})} runs, max_steps (an upper bound) for the rest",
+        "stops": stops_sentence(stops or {}),
     }
+
+
+def stops_sentence(stops: dict[str, tuple[int, str]]) -> str:
+    sources = [source for _, source in stops.values()]
+    return (
+        f"the authors' logged stop for {sources.count('logged')} runs, the nearest logged run's for "
+        f"{sources.count('nearest')}, max_steps (an upper bound) for the rest"
+    )
 
 
 def run_seconds(cost: dict) -> float:
@@ -231,17 +239,50 @@ def figure_costs(config, membership, costs, studies, cores: int, machine: Machin
     return out
 
 
-def logged_stops(runs: dict[str, TrainConfig], reference_root) -> dict[str, int]:
-    """The authors' logged stop step of every run whose settings match one of their runs."""
+def expected_stops(runs: dict[str, TrainConfig], reference_root) -> dict[str, tuple[int, str]]:
+    """Each early-stopping run's expected stop step and where it comes from: the authors' log of the same
+    run ("logged"), else the stop of the logged run nearest in settings with the same stopping rule
+    ("nearest"), capped at max_steps. Runs without early stopping run to max_steps and are left out.
+
+    Nearest: Euclidean in (log10 lr, log2 batch size, log10(weight decay + 1e-6), log2 K, p / 10, train
+    fraction x 10) with the optimizer equal; a seed is no setting, so another seed's log counts as nearest
+    at distance 0. Leave-one-out on the shipped logs, the rule's predictions hold the total of the logged
+    steps within 2x (tests/test_plan.py)."""
     from grokslt.analysis.reference import find_match, load_reference
 
     authors = load_reference(reference_root)
     stops = {}
     for run, train in runs.items():
+        if not train.early_stop:
+            continue
         match = find_match(asdict(train), authors)
         if match is not None:
-            stops[run] = int(match.log["step"].max())
+            stops[run] = (int(match.log["step"].max()), "logged")
+            continue
+        nearest = nearest_logged_run(train, authors)
+        if nearest is not None:
+            stops[run] = (min(train.max_steps, int(nearest.log["step"].max())), "nearest")
     return stops
+
+
+def nearest_logged_run(train: TrainConfig, authors: list):
+    """The authors' run with the same optimizer and stopping rule nearest to `train` (see expected_stops)."""
+    rule = (train.early_stop_threshold, train.early_stop_patience)
+    candidates = [a for a in authors if a.settings["early_stop"] == rule and a.settings["optimizer"] == train.optimizer]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda a: math.dist(stop_features(asdict(train)), stop_features(a.settings)))
+
+
+def stop_features(settings: dict) -> tuple[float, ...]:
+    return (
+        math.log10(float(settings["lr"])),
+        math.log2(float(settings["batch_size"])),
+        math.log10(float(settings["weight_decay"]) + 1e-6),
+        math.log2(float(settings["hidden"])),
+        float(settings["p"]) / 10,
+        float(settings["train_frac"]) * 10,
+    )
 
 
 def certified_runs(config, membership) -> list[str]:
