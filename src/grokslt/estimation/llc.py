@@ -57,9 +57,9 @@ PRESETS: dict[str, SamplerSettings] = {
         step_size=1e-4, localization=5.0, num_chains=3, num_burnin=100, num_draws=600, nbeta=30.0
     ),
     # What produced the authors' learning-rate / weight-decay sweep (results/sweep_batch_lr_wd): their
-    # training.py at commit b93ec1f (SergioEstanRuiz/geom_phase_transitions), the devinterp call in
-    # train() (line 135: lr=4e-4, localization=100.0, nbeta=default_nbeta(train_loader) = B / ln B) and
-    # ExperimentParams (lines 35-37: num_chains 3, num_draws 500, num_burnin 100).
+    # training.py at commit 761c299 (SergioEstanRuiz/geom_phase_transitions), the devinterp call in
+    # train() (lines 119-132, kwargs line 124: lr=4e-4, localization=100.0, nbeta=default_nbeta(train_loader)
+    # = B / ln B) and ExperimentParams (lines 36-38: num_chains 3, num_draws 500, num_burnin 100).
     "paper_code_lr_wd": SamplerSettings(
         step_size=4e-4, localization=100.0, num_chains=3, num_burnin=100, num_draws=500
     ),
