@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 
 import torch
@@ -43,6 +44,26 @@ def keep_freed_memory() -> bool:
     except (OSError, AttributeError):
         return False
     return bool(mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))
+
+
+@functools.cache
+def _libc():
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+
+
+def release_freed_memory() -> None:
+    """Hand the heap's free blocks back to the OS (glibc's malloc_trim; nothing elsewhere).
+
+    A chain that interleaves its steps with full-batch observations (tens of MB of temporaries each,
+    other sizes than the step's) fragments the heap: measured, a MALA chain observed every 2 draws grew by
+    13 MB per observation, 20 GB in half an hour. Trimming after each observation keeps it flat."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
 
 
 SUBNORMALS_ENV = "GROKSLT_SUBNORMALS"

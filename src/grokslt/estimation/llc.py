@@ -39,6 +39,7 @@ from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.locality import locality
 from grokslt.estimation.observables import centre_observation, checked_thinning, observe
 from grokslt.estimation.samplers import SAMPLERS, Chains, SamplerSettings
+from grokslt.runtime import release_freed_memory
 from grokslt.settings import check_fields
 
 Params = dict[str, torch.Tensor]
@@ -323,6 +324,7 @@ def run_chains(
             if draw % every == every - 1:
                 for name, values in observe(loss_fn, chains.params, centers, n).items():
                     seen.setdefault(name, []).append(values.double().cpu())
+                release_freed_memory()
         moved = sampler.step(chains, loss, grads, lambda params, idx=idx: _loss_and_grad(loss_fn, params, idx))
         loss, grads = moved if moved is not None else (None, None)
     observations = {name: torch.stack(values, dim=1).numpy() for name, values in seen.items()}
