@@ -49,9 +49,12 @@ SETTINGS = {
     # MALA on all weights at the local settings: the exact-sampler check of SGLD there (unadjusted burn-in)
     "mala_nb1e4_g1e4_e3e-6": {"sampler": "mala", "step_size": 3e-6, "nbeta": 1e4, "localization": 1e4,
                               "num_burnin": 500, "num_draws": 2000},
+    # the same, long enough for ESS >= 100 (at the stop: --steps 15900)
+    "mala_nb1e4_g1e4_e3e-6_long": {"sampler": "mala", "step_size": 3e-6, "nbeta": 1e4, "localization": 1e4,
+                                   "num_burnin": 500, "num_draws": 6000},
 }
 COLUMNS = [
-    "setting", "step", "sampler", "step_size", "nbeta", "localization", "num_draws", "seconds", "llc_mean",
+    "setting", "seed", "step", "sampler", "step_size", "nbeta", "localization", "num_draws", "seconds", "llc_mean",
     "llc_full", "mcse", "r_hat", "ess_bulk", "ess_tail", "converged", "r_hat_minibatch", "ess_bulk_minibatch",
     "converged_minibatch", "loss_excess", "loss_excess_fraction", "sampled_train_acc", "centre_train_acc",
     "relative_distance", "local", "accept_rate", "observed_every", "weights", "exact_llc", "exact_learning_coefficient",
@@ -73,6 +76,7 @@ def main() -> None:
     parser.add_argument("--settings", nargs="*", default=list(SETTINGS))
     parser.add_argument("--steps", help="comma-separated checkpoints instead of the decisive ones")
     parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--seeds", type=int, nargs="*", default=[0], help="sampler seeds: independent replicates")
     parser.add_argument("--append", action="store_true", help="add rows to an existing table")
     args = parser.parse_args()
     runtime.configure(1)
@@ -84,18 +88,20 @@ def main() -> None:
         if fresh:
             writer.writeheader()
         for name in args.settings:
-            spec = dict(SETTINGS[name])
-            preset = spec.pop("preset", "paper_code")
-            began = time.perf_counter()
-            rows = write_llc_table(args.run, args.out.with_suffix(f".{name}.tmp.csv"), preset=preset,
-                                   overrides={**spec, "num_chains": args.chains},
-                                   steps=args.steps or ",".join(map(str, sorted(set(steps.values())))))  # fmt: skip
-            args.out.with_suffix(f".{name}.tmp.csv").unlink()
-            seconds = (time.perf_counter() - began) / len(rows)
-            for row in rows:
-                writer.writerow({"setting": name, "seconds": round(seconds, 1), **row})
-            handle.flush()
-            print(f"{name}: {seconds:.1f} s per estimate", flush=True)
+            for seed in args.seeds:
+                spec = dict(SETTINGS[name])
+                preset = spec.pop("preset", "paper_code")
+                began = time.perf_counter()
+                scratch = args.out.with_suffix(f".{name}.tmp.csv")
+                rows = write_llc_table(args.run, scratch, preset=preset, overrides={**spec, "num_chains": args.chains},
+                                       steps=args.steps or ",".join(map(str, sorted(set(steps.values())))),
+                                       seed=seed)  # fmt: skip
+                scratch.unlink()
+                seconds = (time.perf_counter() - began) / len(rows)
+                for row in rows:
+                    writer.writerow({"setting": name, "seed": seed, "seconds": round(seconds, 1), **row})
+                handle.flush()
+                print(f"{name}, seed {seed}: {seconds:.1f} s per estimate", flush=True)
 
 
 if __name__ == "__main__":
