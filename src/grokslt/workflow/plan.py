@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -44,8 +45,8 @@ def linear_fit(sizes, seconds) -> tuple[float, float]:
 
 
 def measure(steps: int = 100, repeats: int = 3) -> Machine:
-    """Time training steps and chain steps at two sizes (the fastest of `repeats`: other load on the
-    machine only slows a measurement down), and a process start."""
+    """CPU seconds of training steps and chain steps at two sizes (the least of `repeats`), of a process
+    start and of a figure job; the machine's load as the measurement began."""
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in SIZES]
     sizes = [batch * K * p for p, K, batch in SIZES]
@@ -101,12 +102,20 @@ def measure_size(p: int, K: int, batch: int, steps: int, repeats: int) -> tuple[
 
 
 def fastest(work, repeats: int) -> float:
+    """The least CPU time `work` took in `repeats` tries (CPU, not wall: other work on the machine delays a
+    measurement but hardly adds to its CPU time)."""
     times = []
     for _ in range(repeats):
-        began = time.perf_counter()
+        began = cpu_seconds()
         work()
-        times.append(time.perf_counter() - began)
+        times.append(cpu_seconds() - began)
     return min(times)
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished child processes (a job's start, a figure)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def step_seconds(fit: tuple[float, float], config: TrainConfig) -> float:
