@@ -167,7 +167,8 @@ def test_sigkill_and_restart_gives_a_byte_identical_log(tmp_path):
     for delay in (0.0, 0.37):
         proc = run_cli(killed)
         deadline = time.time() + 120
-        while not (killed / "resume.pt").exists() and time.time() < deadline:
+        # (resume.pt is written before train_log.csv: wait for both, or a kill between them leaves no log)
+        while not all((killed / name).exists() for name in ("resume.pt", "train_log.csv")) and time.time() < deadline:
             time.sleep(0.01)
         time.sleep(delay)
         os.kill(proc.pid, signal.SIGKILL)
