@@ -28,24 +28,6 @@ _M_MMAP_THRESHOLD = -3
 _KEEP_BYTES = 1 << 30
 
 
-def keep_freed_memory() -> bool:
-    """Stop glibc from returning freed blocks to the OS after every tensor.
-
-    The model's temporaries (about 0.5 MB each) sit above glibc's default mmap threshold, so each one
-    is mapped, page-faulted and unmapped anew: that halves the speed of a training step. Raising the
-    thresholds keeps the blocks in the heap for reuse. Returns False where glibc is absent.
-    """
-    libc_name = ctypes.util.find_library("c")
-    if libc_name is None:
-        return False
-    try:
-        libc = ctypes.CDLL(libc_name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))
-
-
 @functools.cache
 def _libc():
     name = ctypes.util.find_library("c")
@@ -55,15 +37,28 @@ def _libc():
         return None
 
 
+def keep_freed_memory() -> bool:
+    """Stop glibc from returning freed blocks to the OS after every tensor.
+
+    The model's temporaries (about 0.5 MB each) sit above glibc's default mmap threshold, so each one
+    is mapped, page-faulted and unmapped anew: that halves the speed of a training step. Raising the
+    thresholds keeps the blocks in the heap for reuse. Returns False where glibc is absent.
+    """
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is None:
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))
+
+
 def release_freed_memory() -> None:
     """Hand the heap's free blocks back to the OS (glibc's malloc_trim; nothing elsewhere).
 
     A chain that interleaves its steps with full-batch observations (tens of MB of temporaries each,
     other sizes than the step's) fragments the heap: measured, a MALA chain observed every 2 draws grew by
     13 MB per observation, 20 GB in half an hour. Trimming after each observation keeps it flat."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "malloc_trim"):
-        libc.malloc_trim(0)
+    malloc_trim = getattr(_libc(), "malloc_trim", None)
+    if malloc_trim is not None:
+        malloc_trim(0)
 
 
 SUBNORMALS_ENV = "GROKSLT_SUBNORMALS"
