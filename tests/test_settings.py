@@ -30,6 +30,8 @@ def another_value(f: dataclasses.Field, cls):
         return not default
     if f.name == "p":
         return 7
+    if f.name == "data":
+        return "val"
     if isinstance(default, int):
         return default + 2 if f.metadata["maximum"] is None else default - 1
     if isinstance(default, float):

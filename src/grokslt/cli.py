@@ -151,6 +151,7 @@ def run_llc(args: argparse.Namespace) -> None:
         traces=args.traces,
         label=args.preset,
         every=args.every,
+        pair_traces=args.pair_traces,
     )
 
 
@@ -368,6 +369,11 @@ def build_parser() -> argparse.ArgumentParser:
     llc.add_argument("--device", default="cpu")
     llc.add_argument("--stack", type=int, default=1, help="checkpoints per batched computation (GPU)")
     llc.add_argument("--traces", help="also save the loss traces [checkpoints, chains, draws] (.npz)")
+    llc.add_argument(
+        "--pair-traces",
+        metavar="DIR",
+        help="also save each checkpoint's per-pair loss traces (train and val pairs) as DIR/step<STEP>.nc",
+    )
     llc.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
     llc.add_argument("--if-chosen", action="store_true",
                      help="with --preset calibrated: an empty table when the calibration chose nothing")  # fmt: skip

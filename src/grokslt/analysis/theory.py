@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from grokslt.training.data import PAPER_TASK
-from grokslt.training.model import atom_norms, forward_pairs, hidden_pre_activation
+from grokslt.training.model import atom_norms, forward_pairs, hidden_pre_activation, top_atoms
 
 SUBABUNDANT, SUPERABUNDANT = "subabundant", "superabundant"
 
@@ -141,18 +141,9 @@ def random_parameters(p: int, K: int, generator: torch.Generator, d: int | None 
 
 
 def effective_atoms(W: torch.Tensor, V: torch.Tensor, mass: float = 0.99) -> int:
-    """K_eff: the fewest atoms v_j (x) w_j w_j^T whose norms ||v_j|| ||w_j||^2 hold `mass` of the total.
-
-    Weight decay acts on the atoms like an L1 penalty (the L2 <-> L1 duality of homogeneous nets), so
-    trained networks put their function on few atoms and leave the rest near zero."""
-    if not 0 < mass <= 1:
-        raise ValueError(f"mass = {mass!r}: expected a number in (0, 1]")
-    norms = atom_norms(W.double(), V.double()).sort(descending=True).values
-    total = norms.sum()
-    if total == 0:
-        return 0
-    cumulative = norms.cumsum(0) / total
-    return min(int((cumulative < mass).sum()) + 1, len(norms))
+    """K_eff: the fewest atoms v_j (x) w_j w_j^T whose norms ||v_j|| ||w_j||^2 hold `mass` of the total
+    (`grokslt.training.model.top_atoms`)."""
+    return len(top_atoms(W, V, mass))
 
 
 def active_atom_rank(W: torch.Tensor, V: torch.Tensor, mass: float = 0.99, max_atoms: int = 96) -> tuple[int, int]:

@@ -8,10 +8,12 @@ checkpoints share its job.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -19,7 +21,7 @@ import torch
 from grokslt import cpu_kernels
 from grokslt.errors import BadInput, ComputationFailed
 from grokslt.estimation.llc import LLCResult, estimate_llc_stacked, result_columns
-from grokslt.estimation.observables import fit_on_training_set
+from grokslt.estimation.observables import fit_on_training_set, pair_losses
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import as_columns
 from grokslt.training.data import ModularArithmetic
@@ -34,6 +36,7 @@ log = logging.getLogger(__name__)
 class QuadraticNetLoss:
     """loss_fn for `grokslt.estimation.llc`: the centred minibatch loss of the network on the training set,
     with its gradient. params {"W": [C, 2p, K], "V": [C, p, K]}, idx [C, B] -> (loss [C], grads).
+    `pair_sets` ({name: (a, b, c)}) are the sets of pairs whose per-pair losses `observe` also reports.
 
     On a CPU with the compiled kernels, everything but the three GEMMs runs in `grokslt.cpu_kernels`
     into buffers reused from call to call (the returned gradients are overwritten by the next call);
@@ -42,14 +45,17 @@ class QuadraticNetLoss:
     a: torch.Tensor
     b: torch.Tensor
     c: torch.Tensor
+    pair_sets: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         self.a, self.b, self.c = (t.contiguous() for t in (self.a, self.b, self.c))
         self._buffers = {}
 
     @classmethod
-    def training_set(cls, data: ModularArithmetic, device="cpu") -> QuadraticNetLoss:
-        return cls(*(t.to(device) for t in data.subset("train")))
+    def training_set(cls, data: ModularArithmetic, device="cpu", subset: str = "train", pair_sets=()):
+        """On `subset` of the data's pairs (`ModularArithmetic.subset`), with per-pair traces on `pair_sets`."""
+        sets = {name: tuple(t.to(device) for t in data.subset(name)) for name in pair_sets}
+        return cls(*(t.to(device) for t in data.subset(subset)), sets)
 
     def __call__(self, params, idx):
         W, V = params["W"], params["V"]
@@ -60,12 +66,15 @@ class QuadraticNetLoss:
 
     def observe(self, params, rows_at_once: int = 8) -> dict[str, torch.Tensor]:
         """Each chain's full training-set loss L_n and accuracy (`observables.fit_on_training_set`), [R] each,
-        `rows_at_once` chains at a time to bound the memory of their outputs."""
-        parts = [
-            fit_on_training_set(forward_pairs(params["W"][s : s + rows_at_once], params["V"][s : s + rows_at_once],
-                                              self.a, self.b), self.c)
-            for s in range(0, params["W"].shape[0], rows_at_once)
-        ]  # fmt: skip
+        and its per-pair losses on each of `pair_sets` ([R, m]), `rows_at_once` chains at a time to bound the
+        memory of their outputs."""
+        parts = []
+        for s in range(0, params["W"].shape[0], rows_at_once):
+            W, V = params["W"][s : s + rows_at_once], params["V"][s : s + rows_at_once]
+            seen = fit_on_training_set(forward_pairs(W, V, self.a, self.b), self.c)
+            for name, (a, b, c) in self.pair_sets.items():
+                seen[f"pairs_{name}"] = pair_losses(forward_pairs(W, V, a, b), c)
+            parts.append(seen)
         return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
 
     def _fused(self, W, V, idx):
@@ -121,18 +130,18 @@ def estimate_checkpoints(
     device: str | torch.device = "cpu",
     stack: int = 1,
     progress=None,
+    pair_sets: Sequence[str] = (),
 ) -> list[tuple[LLCResult, float]]:
     """(result, wall seconds) per (step, params) checkpoint, by the chosen backend. The native backend
     runs `stack` checkpoints x num_chains chains as one computation: no gain on a CPU, where one GEMM
-    already fills a core, but the main win on a GPU."""
+    already fills a core, but the main win on a GPU. Refined estimates (`settings.weights`, `settings.data`)
+    and per-pair traces on `pair_sets` are the native backend's (`grokslt.estimation.refined`)."""
     if backend not in BACKENDS:
         raise BadInput(f"backend = {backend!r}: expected one of {BACKENDS}")
     if backend == "devinterp":
         from grokslt.estimation.devinterp_backend import check_supported, devinterp_estimate
 
-        check_supported(settings)
-    else:
-        loss_fn = QuadraticNetLoss.training_set(data, device)
+        check_supported(settings, pair_sets)
     out = []
     group_size = stack if backend == "native" and settings.weights == "all" else 1
     for start in range(0, len(checkpoints), group_size):
@@ -140,13 +149,9 @@ def estimate_checkpoints(
         seeds = [step_seed(seed, step) for step, _ in group]
         began = time.perf_counter()
         try:
-            if backend == "native" and settings.weights == "V":
-                results = [v_only_estimate(data, group[0][1], settings, batch_size, seeds[0], device)]
-            elif backend == "native":
-                params = [{"W": p["W"], "V": p["V"]} for _, p in group]  # noise is drawn in this order
-                results = estimate_llc_stacked(
-                    loss_fn, params, data.n_train, settings, batch_size, seeds, device=device
-                )
+            if backend == "native":
+                results = native_estimates(data, [params for _, params in group], settings, batch_size, seeds,
+                                           device, pair_sets)  # fmt: skip
             else:
                 results = [devinterp_estimate(data, group[0][1], settings, batch_size, seeds[0], device)]
         except ComputationFailed as error:
@@ -159,16 +164,19 @@ def estimate_checkpoints(
     return out
 
 
-def v_only_estimate(data, params, settings: SamplerSettings, batch_size: int, seed: int, device) -> LLCResult:
-    """V sampled alone, W held at w*: the net is linear in V, so the estimand has a closed form
-    (`grokslt.estimation.linear_v`), returned beside the estimate as `exact`."""
-    from grokslt.estimation.linear_v import LinearInVLoss, v_only_estimand
+def native_estimates(data, group, settings: SamplerSettings, batch_size: int, seeds, device, pair_sets=()):
+    """The estimates at the checkpoints `group` (several only for `weights: all`, stacked into one
+    computation: noise is drawn in their order), with the closed form beside where one exists."""
+    from grokslt.estimation.refined import refined_problem
 
-    loss_fn = LinearInVLoss.training_set(data, params["W"], device)
-    [result] = estimate_llc_stacked(loss_fn, [{"V": params["V"]}], data.n_train, settings, batch_size, [seed],
-                                    device=device)  # fmt: skip
-    result.exact = v_only_estimand(params["W"], params["V"], data, result.nbeta, settings.localization)
-    return result
+    problems = [refined_problem(data, params, settings, device, pair_sets) for params in group]
+    centres = [problem.centre for problem in problems]
+    results = estimate_llc_stacked(problems[0].loss_fn, centres, problems[0].n, settings, batch_size, seeds,
+                                   device=device)  # fmt: skip
+    for problem, result in zip(problems, results, strict=True):
+        if problem.exact is not None:
+            result.exact = problem.exact(result.nbeta)
+    return results
 
 
 def settings_columns(settings: SamplerSettings, preset: str, backend: str, batch_size: int, seed: int) -> dict:
@@ -200,10 +208,13 @@ def write_llc_table(
     traces: str | None = None,
     label: str | None = None,
     every: int | None = None,
+    pair_traces: str | None = None,
 ) -> list[dict]:
     """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
-    (and optionally the loss traces). Every input is checked before the first estimate."""
+    (and optionally the loss traces, and the per-pair traces as `pair_traces`/step<STEP>.nc,
+    `grokslt.estimation.pair_traces`). Every input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
+    from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
     from grokslt.io import save_npz, write_csv
 
     settings = sampler_settings(preset, **(overrides or {}))
@@ -215,15 +226,19 @@ def write_llc_table(
         check_supported(settings)
     if stack < 1:
         raise BadInput(f"stack = {stack}: expected a positive integer")
+    if pair_traces:
+        check_pair_traces(settings, backend)
     run = load_run(run_dir)
+    run.data.subset(settings.data)  # a residue outside 0..p-1 or an empty subset, before any work
     selected = select_run_steps(run, steps, chunk, every)
     batch_size = run.config.batch_size
     label = label or (preset if isinstance(preset, str) else "custom")
     fixed = settings_columns(settings, label, backend, batch_size, seed)
     checkpoints = [(step, run.load(step)) for step in selected]
     bar = _progress(len(selected))
+    pair_sets = PAIR_SETS if pair_traces else ()
     estimates = estimate_checkpoints(
-        run.data, checkpoints, settings, batch_size, seed, backend, device, stack, bar.update
+        run.data, checkpoints, settings, batch_size, seed, backend, device, stack, bar.update, pair_sets
     )
     bar.close()
     rows = []
@@ -233,6 +248,9 @@ def write_llc_table(
     write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(settings), *fixed])])
     if traces:
         save_npz(traces, **trace_arrays(selected, [result for result, _ in estimates], settings))
+    for (step, params), (result, _) in zip(checkpoints if pair_traces else [], estimates, strict=False):
+        tree = pair_trace_tree(result, run.data, params, step, settings)
+        save_pair_traces(Path(pair_traces) / f"step{step}.nc", tree)
     return rows
 
 
@@ -245,6 +263,8 @@ def trace_arrays(steps: list[int], results: list[LLCResult], settings: SamplerSe
         return arrays
     arrays["loss_trace"] = np.stack([r.loss_trace for r in results])
     for name in results[0].observations:
+        if name.startswith("pairs_"):  # per-pair traces go to their own files (`--pair-traces`)
+            continue
         arrays[f"observed_{name}"] = np.stack([r.observations[name] for r in results])
     if results[0].centre:
         arrays["centre_loss"] = np.array([r.centre["loss"] for r in results])

@@ -24,14 +24,18 @@ from grokslt.training.model import QuadraticNet
 SUPPORTED = ("sgld", "sgnht")
 
 
-def check_supported(settings: SamplerSettings) -> None:
-    """Refuse settings that devinterp 1.3.2 cannot run, naming them."""
+def check_supported(settings: SamplerSettings, pair_sets=()) -> None:
+    """Refuse settings that devinterp 1.3.2 cannot run (here), naming them."""
     if settings.sampler not in SUPPORTED:
         raise BadInput(
             f"sampler = {settings.sampler!r}: devinterp 1.3.2 has only {list(SUPPORTED)}; use --backend native"
         )
     if settings.weights != "all":
         raise BadInput(f"weights = {settings.weights!r}: devinterp samples every weight; use --backend native")
+    if settings.data != "train":
+        raise BadInput(f"data = {settings.data!r}: the devinterp backend samples the training loss; use native")
+    if pair_sets:
+        raise BadInput("pair traces: the devinterp backend cannot keep per-pair losses; use --backend native")
     if settings.sampler == "sgnht" and (settings.localization or settings.weight_decay):
         raise BadInput(
             f"localization = {settings.localization!r}, weight_decay = {settings.weight_decay!r}: devinterp's SGNHT "

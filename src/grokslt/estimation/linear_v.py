@@ -32,8 +32,11 @@ def batch_centring_factor(n: int, batch_size: int) -> float:
     return (batch_size - 1) * n / (batch_size * (n - 1))
 
 
-def v_only_estimand(W: torch.Tensor, V: torch.Tensor, data: ModularArithmetic, nbeta: float, gamma: float) -> dict:
-    """The closed form above at w* = (W, V) ([2p, K], [p, K]) on `data`'s training set, in float64.
+def v_only_estimand(
+    W: torch.Tensor, V: torch.Tensor, data: ModularArithmetic, nbeta: float, gamma: float, subset: str = "train"
+) -> dict:
+    """The closed form above at w* = (W, V) ([2p, K], [p, K]) on `subset` of `data`'s pairs (its training set
+    by default; n is the subset's size), in float64.
 
     H's eigendecomposition comes from the SVD of Phi_c (h_k = s_k^2 / n: no squared condition number).
     Singular values s_k <= max(n, K) eps s_max (numpy's `matrix_rank` tolerance, eps the float64 machine
@@ -47,7 +50,7 @@ def v_only_estimand(W: torch.Tensor, V: torch.Tensor, data: ModularArithmetic, n
     """
     if nbeta <= 0 or gamma < 0:
         raise ValueError(f"nbeta = {nbeta}, gamma = {gamma}: expected nbeta > 0 and gamma >= 0")
-    a, b, c = data.subset("train")
+    a, b, c = data.subset(subset)
     W, V = W.detach().double().cpu(), V.detach().double().cpu()
     p, hidden = V.shape
     n = len(a)
@@ -111,9 +114,9 @@ class LinearInVLoss:
         self.phi, self.c = self.phi.contiguous(), self.c.contiguous()
 
     @classmethod
-    def training_set(cls, data: ModularArithmetic, W: torch.Tensor, device="cpu") -> LinearInVLoss:
-        """From W* [2p, K] (shared by every chain) or [R, 2p, K] (one per chain)."""
-        a, b, c = (t.to(device) for t in data.subset("train"))
+    def training_set(cls, data: ModularArithmetic, W: torch.Tensor, device="cpu", subset="train") -> LinearInVLoss:
+        """From W* [2p, K] (shared by every chain) or [R, 2p, K] (one per chain), on `subset` of the pairs."""
+        a, b, c = (t.to(device) for t in data.subset(subset))
         W = W.detach().to(device)
         if W.dim() == 2:
             W = W.unsqueeze(0)

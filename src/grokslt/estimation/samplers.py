@@ -42,6 +42,7 @@ import torch
 from grokslt.cpu_kernels import NormalStream
 from grokslt.errors import BadInput
 from grokslt.settings import check_fields, setting
+from grokslt.training.data import parse_subset
 
 Params = dict[str, torch.Tensor]
 Evaluate = Callable[[Params], "tuple[torch.Tensor, Params]"]
@@ -259,7 +260,8 @@ class MALA(Sampler):
 SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (SGLD, RMSPropSGLD, SGNHT, MALA)}
 SAMPLER_OPTIONS = {name: sampler for sampler in SAMPLERS.values() for name in sampler.own_settings}
 INIT_LOSS_MODES = ("batches", "full")
-WEIGHT_GROUPS = ("all", "V")
+# the parameters a (weight-refined) estimate samples, the others held at w* (`grokslt.estimation.refined`)
+WEIGHT_GROUPS = ("all", "W", "V", "W_a", "W_b", "atoms:top", "atoms:rest")
 
 
 @dataclass(frozen=True)
@@ -277,8 +279,14 @@ class SamplerSettings:
     nbeta: float | None = setting(None, "inverse temperature n beta (none: B / ln B)", exclusive_minimum=0)
     weight_decay: float = setting(0.0, "weight decay of the sampler (a Gaussian prior at 0)", minimum=0)
     init_loss: str | None = setting(None, "L_init: batches | full (none: the sampler's)", choices=INIT_LOSS_MODES)
-    weights: str = setting("all", "parameters sampled: all, or V (W held at w*: exact closed form beside)",
-                           choices=WEIGHT_GROUPS)  # fmt: skip
+    weights: str = setting(
+        "all",
+        "parameters sampled, the others held at w*: all | W | V (closed form beside) | W_a | W_b (rows of the first,"
+        " second operand) | atoms:top | atoms:rest (neurons of the K_eff largest atoms, the others)",
+        choices=WEIGHT_GROUPS,
+    )
+    data: str = setting("train", "pairs whose loss the posterior and estimate use: train | val | all | residue:c "
+                        "(training pairs with answer c)")  # fmt: skip
     observe_every: int | None = setting(
         None, "draws between full-batch observations of L_n and ||w - w*||^2 (none: cost <= 25%)", minimum=1
     )
@@ -290,6 +298,7 @@ class SamplerSettings:
     diffusion_factor: float | None = setting(None, "sgnht: diffusion factor A (0.01)", exclusive_minimum=0)
 
     def check(self) -> None:
+        parse_subset(self.data)
         for name, owner in SAMPLER_OPTIONS.items():
             if getattr(self, name) is not None and owner.name != self.sampler:
                 raise BadInput(

@@ -106,10 +106,34 @@ class ModularArithmetic:
         )
 
     def subset(self, which: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(a, b, target) index tensors of the train or val set."""
-        idx = {"train": self.train_idx, "val": self.val_idx}[which]
+        """(a, b, target) index tensors of a named set of pairs (`DATA_SUBSETS`): the training or validation
+        pairs, all pairs, or `residue:c`, the training pairs whose answer is c."""
+        kind, residue = parse_subset(which)
+        if kind == "all":
+            idx = torch.arange(len(self.pairs))
+        elif kind == "residue":
+            if not 0 <= residue < self.p:
+                raise BadInput(f"data = {which!r}: residue {residue} outside 0..{self.p - 1} (p = {self.p})")
+            idx = self.train_idx[self.targets[self.train_idx] == residue]
+        else:
+            idx = {"train": self.train_idx, "val": self.val_idx}[kind]
+        if len(idx) == 0:
+            raise BadInput(f"data = {which!r}: no pairs in that subset of this dataset")
         pairs = self.pairs[idx]
         return pairs[:, 0], pairs[:, 1], self.targets[idx]
+
+
+DATA_SUBSETS = ("train", "val", "all", "residue:c")
+
+
+def parse_subset(which: str) -> tuple[str, int | None]:
+    """("train" | "val" | "all", None) or ("residue", c) from a subset's name; bad names end in BadInput."""
+    if which in DATA_SUBSETS[:3]:
+        return which, None
+    kind, _, value = str(which).partition(":")
+    if kind == "residue" and value.strip().lstrip("-").isdigit():
+        return kind, int(value)
+    raise BadInput(f"data = {which!r}: expected one of {list(DATA_SUBSETS)} (c an answer in 0..p-1)")
 
 
 def make_dataset(p: int, train_frac: float, seed: int, split: str = "authors", task: str = PAPER_TASK):

@@ -120,6 +120,22 @@ def atom_norms(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     return V.norm(dim=-2) * W.pow(2).sum(dim=-2)
 
 
+def top_atoms(W: torch.Tensor, V: torch.Tensor, mass: float = 0.99) -> torch.Tensor:
+    """The neurons whose atoms carry the function: the fewest, largest by `atom_norms`, holding `mass` of
+    their total (their count is K_eff of Remark 5.5), as indices sorted by size. Weight decay acts on the
+    atoms like an L1 penalty (the L2 <-> L1 duality of homogeneous nets), so trained networks put their
+    function on few atoms and leave the rest near zero."""
+    if not 0 < mass <= 1:
+        raise ValueError(f"mass = {mass!r}: expected a number in (0, 1]")
+    norms = atom_norms(W.double(), V.double())
+    order = norms.argsort(descending=True)
+    total = norms.sum()
+    if total == 0:
+        return order[:0]
+    cumulative = norms[order].cumsum(0) / total
+    return order[: min(int((cumulative < mass).sum()) + 1, len(norms))]
+
+
 def atoms(W: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     """The atoms v_j (x) w_j w_j^T, shape [K, p, 2p, 2p]; their sum over j is (Q_1, ..., Q_p)."""
     columns = W.transpose(0, 1)  # [K, 2p]

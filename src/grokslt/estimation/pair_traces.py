@@ -1,0 +1,91 @@
+"""Per-pair posterior traces of one checkpoint, as an ArviZ DataTree in NetCDF.
+
+At every full-batch observation (`grokslt.estimation.observables`) the sampled network's loss on each training
+and each validation pair is kept: l_i(w_t), the pair's row of the residual centred over its own set (the
+training pairs over the training set, the validation pairs over the validation set), so that the mean over a
+set is that set's centred loss. They are stored as log-likelihoods, ll_i = -l_i: the posterior
+exp(-nbeta L_n) = prod_i exp(-l_i)^beta is the likelihood of a unit-variance Gaussian model at inverse
+temperature beta = nbeta / n (its constant -(p/2) log 2 pi per pair left out). One file holds:
+
+- `posterior`: `loss` (L_n(w_t)), `distance_sq` (||w_t - w*||^2), `accuracy`, each (chain, draw);
+- `log_likelihood`: `train` (chain, draw, train_pair) and `val` (chain, draw, val_pair), float32;
+- `constant_data`: each pair's operands and answer (`train_a`, `train_b`, `train_answer`, `val_*`), its loss at
+  w* (`train_loss_at_centre`, `val_loss_at_centre`), and w* itself (`W` [input, neuron], `V` [output, neuron]);
+- attributes: `nbeta`, `beta`, `n_train`, `p`, `step`, `weights`, `data`, `sampler`, `step_size`,
+  `localization`, `observed_every`.
+
+Load one in a notebook with `xarray.open_datatree(path)` (or `arviz_base.convert_to_datatree(path)`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grokslt.estimation.llc import LLCResult
+from grokslt.estimation.observables import pair_losses
+from grokslt.estimation.samplers import SamplerSettings
+from grokslt.io import atomic_path
+from grokslt.training.data import ModularArithmetic
+from grokslt.training.model import forward_pairs
+
+PAIR_SETS = ("train", "val")
+KEPT_ATTRIBUTES = ("weights", "data", "sampler", "step_size", "localization")
+
+
+def pair_trace_tree(result: LLCResult, data: ModularArithmetic, params: dict, step: int, settings: SamplerSettings):
+    """The DataTree of one checkpoint's estimate, which observed the per-pair losses of PAIR_SETS."""
+    from arviz_base import from_dict
+
+    kept = ~result.diverged
+    posterior = {name: result.observations[name][kept] for name in ("loss", "distance_sq", "accuracy")
+                 if name in result.observations}  # fmt: skip
+    likelihood = {name: -result.observations[f"pairs_{name}"][kept].astype(np.float32) for name in PAIR_SETS}
+    constant, dims = {}, {}
+    W, V = params["W"].detach().double().cpu(), params["V"].detach().double().cpu()
+    for name in PAIR_SETS:
+        a, b, c = data.subset(name)
+        constant |= {f"{name}_a": a.numpy(), f"{name}_b": b.numpy(), f"{name}_answer": c.numpy()}
+        constant[f"{name}_loss_at_centre"] = pair_losses(forward_pairs(W, V, a, b), c).numpy()
+        dims |= {key: [f"{name}_pair"] for key in (name, f"{name}_a", f"{name}_b", f"{name}_answer",
+                                                      f"{name}_loss_at_centre")}  # fmt: skip
+    constant |= {"W": W.float().numpy(), "V": V.float().numpy()}
+    dims |= {"W": ["input", "neuron"], "V": ["output", "neuron"]}
+    tree = from_dict({"posterior": posterior, "log_likelihood": likelihood, "constant_data": constant}, dims=dims)
+    tree.attrs.update(
+        nbeta=result.nbeta,
+        beta=result.nbeta / data.n_train,
+        n_train=data.n_train,
+        p=data.p,
+        step=int(step),
+        observed_every=int(result.observed_every),
+        **{name: getattr(settings, name) for name in KEPT_ATTRIBUTES},
+    )
+    return tree
+
+
+def save_pair_traces(path, tree) -> None:
+    """Write the tree to `path` (NetCDF 4 through h5netcdf), atomically."""
+    with atomic_path(path) as tmp:
+        tree.to_netcdf(tmp, engine="h5netcdf")
+
+
+def load_pair_traces(path):
+    import xarray
+
+    return xarray.open_datatree(path, engine="h5netcdf")
+
+
+def pair_log_likelihoods(tree) -> tuple[np.ndarray, np.ndarray]:
+    """(train [C, D, N], val [C, D, M]) log-likelihood arrays of a loaded tree, in float64."""
+    group = tree["log_likelihood"]
+    return tuple(np.asarray(group[name].values, dtype=np.float64) for name in PAIR_SETS)
+
+
+def check_pair_traces(settings: SamplerSettings, backend: str) -> None:
+    """Per-pair traces need the training set's posterior (WAIC's n and beta are the training set's)."""
+    from grokslt.errors import BadInput
+
+    if backend != "native":
+        raise BadInput(f"backend = {backend!r}: only the native backend keeps per-pair traces (--pair-traces)")
+    if settings.data != "train":
+        raise BadInput(f"data = {settings.data!r}: per-pair traces are kept for the training set's posterior only")

@@ -1,0 +1,122 @@
+"""New: the Bayesian influence of training pairs on validation pairs at checkpoints of a run (memorisation,
+the LLC peak, after grokking), from per-pair posterior traces (grokslt.analysis.influence).
+
+BIF(i, j) = -Cov_w(l_i, l_j) over the local tempered posterior around the checkpoint's w*. With N, M of
+1000-3000 pairs the N x M matrix is unreadable, so it is shown as the p x p matrix of its means over the
+pairs of each pair of answers (c, c'), computed from the answer-binned traces (the covariance is bilinear).
+Row 1 orders answers by value; row 2 by their phase k c mod p under the checkpoint network's dominant Fourier
+frequency k (from its weights W, V, when the trace file holds them): a network that computes with frequency
+k treats answers of nearby phase alike, which shows as a band along the diagonal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+
+from grokslt.analysis.influence import bayesian_influence, binned_mean, dominant_frequency, pair_order
+from grokslt.figures import style
+from grokslt.io import atomic_path
+
+CMAP = plt.get_cmap("RdBu_r").with_extremes(bad="0.8")
+ROBUST_PERCENTILE = 99  # each panel's colour range is +- this percentile of |BIF|: a few bins would wash out the rest
+
+
+class CheckpointInfluence(NamedTuple):
+    by_answer: np.ndarray  # [p, p]: mean BIF over training pairs of answer c (row) and validation pairs of c'
+    frequency: int | None  # the network's dominant frequency, None where the file holds no W, V
+    p: int
+    step: int
+    nbeta: float
+    draws: int
+
+
+def checkpoint_influence(path: Path) -> CheckpointInfluence:
+    """The answer-binned BIF of one trace file (an ArviZ DataTree NetCDF: groups log_likelihood, constant_data)."""
+    with xr.open_datatree(path, engine="h5netcdf") as tree:
+        p = int(tree.attrs["p"])
+        ll, data = tree["log_likelihood"], tree["constant_data"]
+        train = ll["train"].transpose("chain", "draw", "train_pair").values
+        val = ll["val"].transpose("chain", "draw", "val_pair").values
+        by_answer = bayesian_influence(
+            binned_mean(train, data["train_answer"].values, p), binned_mean(val, data["val_answer"].values, p)
+        )
+        weights = {"W", "V"} <= set(data.data_vars)
+        frequency = dominant_frequency(data["W"].values, data["V"].values, p) if weights else None
+        return CheckpointInfluence(
+            by_answer,
+            frequency,
+            p,
+            int(tree.attrs["step"]),
+            float(tree.attrs["nbeta"]),
+            train.shape[0] * train.shape[1],
+        )
+
+
+def draw_matrix(fig, ax, matrix: np.ndarray, order: np.ndarray, by: str) -> None:
+    """The matrix with rows and columns in `order`, its colour range symmetric about 0, ticks naming answers."""
+    shown = matrix[np.ix_(order, order)]
+    finite = np.abs(shown[np.isfinite(shown)])
+    limit = float(np.percentile(finite, ROBUST_PERCENTILE)) if finite.size else 0.0
+    limit = limit if limit > 0 else 1.0
+    image = ax.imshow(shown, cmap=CMAP, vmin=-limit, vmax=limit, interpolation="nearest")
+    ax.grid(False)
+    ticks = np.unique(np.linspace(0, len(order) - 1, 5).round().astype(int))
+    ax.set_xticks(ticks, [str(c) for c in order[ticks]])
+    ax.set_yticks(ticks, [str(c) for c in order[ticks]])
+    ax.tick_params(labelsize=5, length=2)
+    ax.set_xlabel(f"validation pairs (by {by})", fontsize=6)
+    ax.set_ylabel(f"training pairs (by {by})", fontsize=6)
+    bar = fig.colorbar(image, ax=ax, shrink=0.8, pad=0.02)
+    bar.ax.tick_params(labelsize=5)
+    bar.set_label("mean BIF", fontsize=5)
+
+
+def influence_figure(panels: list[tuple[str, Path]]):
+    """One column per (label, trace file): the answer-binned BIF by answer, and by phase where W, V allow."""
+    checkpoints = [(label, checkpoint_influence(Path(path))) for label, path in panels]
+    phased = any(checkpoint.frequency is not None for _, checkpoint in checkpoints)
+    rows = 2 if phased else 1
+    fig, axes = plt.subplots(rows, len(checkpoints), figsize=(max(2.5 * len(checkpoints), 5.0), 2.4 * rows + 0.5),
+                             squeeze=False)  # fmt: skip
+    for column, (label, checkpoint) in enumerate(checkpoints):
+        ax = axes[0][column]
+        draw_matrix(fig, ax, checkpoint.by_answer, np.arange(checkpoint.p), "answer c")
+        step = "" if "step" in label else f"step {checkpoint.step:,}, "  # unless the label names it
+        ax.set_title(f"{label}\n{step}n$\\beta$ = {checkpoint.nbeta:.3g}, {checkpoint.draws} draws", fontsize=6)
+        if not phased:
+            continue
+        ax = axes[1][column]
+        k = checkpoint.frequency
+        if k is None:
+            ax.set_axis_off()
+            ax.text(0.5, 0.5, "no weights W, V of w* in this file:\nno phase ordering", ha="center", va="center",
+                    fontsize=6, color="0.35", transform=ax.transAxes)  # fmt: skip
+            continue
+        draw_matrix(fig, ax, checkpoint.by_answer, pair_order(np.arange(checkpoint.p), checkpoint.p, k),
+                    f"phase {k}c mod {checkpoint.p}")  # fmt: skip
+        ax.set_title(f"by phase under frequency k = {k}\n(ticks: answer c)", fontsize=6)
+    fig.suptitle(
+        "Bayesian influence of training pairs on validation pairs: BIF(i, j) = $-$Cov$_w$(l$_i$, l$_j$) of the "
+        "per-pair losses\nunder the local tempered posterior at w*, shown as the mean over the pairs of each pair of "
+        f"answers (c, c')\ncolour range $\\pm$ the {ROBUST_PERCENTILE}th percentile of |BIF| per panel; "
+        "grey: no pair with that answer",
+        fontsize=6,
+    )
+    if not phased:
+        fig.text(0.5, 0.0, "phase ordering skipped: no trace file holds the weights W, V of w*", ha="center",
+                 va="top", fontsize=6, color="0.35")  # fmt: skip
+    return fig
+
+
+def draw_influence(panels: list[tuple[str, Path]], out: Path, dpi: int = 150) -> None:
+    """Draw the influence figure for (label, trace file) panels into the PNG `out`, written atomically."""
+    style.apply()
+    fig = influence_figure(panels)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi)
+    plt.close(fig)
