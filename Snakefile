@@ -19,6 +19,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/llc.smk"
 include: "workflow/rules/hessian.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/refined.smk"
 include: "workflow/rules/theory.smk"
 include: "workflow/rules/figures.smk"
 

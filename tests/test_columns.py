@@ -49,6 +49,7 @@ def documented_table(relative: str) -> str | None:
     """The documented table a file under a results directory is an instance of."""
     for table in columns.TABLES:
         pattern = table.path.replace("RUN", "*").replace("EXPERIMENT", "*").replace("{i}of{n}", "*of*")
+        pattern = pattern.replace("{STEP}", "*")
         if fnmatch.fnmatch(relative, pattern) or (table.path == "summary/runs.csv" and relative.startswith("summary/")):
             return table.path
     return None

@@ -48,6 +48,12 @@ def expected_counts(config: dict) -> dict[str, int]:
     certified = {run for name in checked["certified"]["experiments"] for run in membership[name]}
     per_run = {"train": len(runs), "checkpoint_theory": len(runs), "run_tables": len(runs)}
     per_run |= {"certify": len(certified)} if certified else {}
+    refined = checked["refined"]
+    refined_runs = {run for name in refined["experiments"] for run in membership[name]}
+    if refined_runs:  # one table per weight group and data subset, beside all weights
+        kinds = 1 + len(refined["weights"]) + len([d for d in refined["data"] if d != "train"])
+        per_run |= {"refined_estimates": kinds * len(refined_runs), "refined_table": len(refined_runs)}
+        per_run |= {"pair_traces": len(refined_runs), "waic": len(refined_runs)} if refined["traces"] else {}
     return {
         "dataset": len(datasets),
         "theory_tables": 1,

@@ -48,7 +48,11 @@ def add_process_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", required=True, help="run directory written by `grokslt train`")
-    parser.add_argument("--steps", help="comma-separated checkpoint steps (default: all)")
+    parser.add_argument(
+        "--steps",
+        help="comma-separated checkpoint steps, or transitions (memorisation, val 50%%, "
+        "val 95%%, the LLC peak where loss_data.csv has it, the last); default: all",
+    )
     parser.add_argument("--chunk", help="i/n: the i-th of n contiguous blocks of checkpoints (0-based)")
     parser.add_argument("--out", required=True, help="output CSV, one row per checkpoint")
 
@@ -246,6 +250,20 @@ def run_tables(args: argparse.Namespace) -> None:
     write_run_tables(args.id, args.run, args.llc, args.hessian, args.theory, args.params_out, args.loss_out)
 
 
+@command("refined-table", "join a run's refined LLC tables (weight groups, data subsets) into refined.csv")
+def run_refined_table(args: argparse.Namespace) -> None:
+    from grokslt.workflow.tables import write_refined_table
+
+    write_refined_table(args.parts, args.out)
+
+
+@command("waic", "WAIC from the training pairs' traces against the held-out Bayes loss, per checkpoint")
+def run_waic(args: argparse.Namespace) -> None:
+    from grokslt.analysis.waic import write_waic_table
+
+    write_waic_table(args.traces, args.out)
+
+
 @command("summary", "one row per run: final/peak LLC, GSM, transition steps, closed forms")
 def run_summary(args: argparse.Namespace) -> None:
     from pathlib import Path
@@ -421,6 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--theory", required=True, help="per-checkpoint theory CSV")
     tables.add_argument("--params-out", required=True)
     tables.add_argument("--loss-out", required=True)
+    refined = sub.add_parser("refined-table", help=COMMANDS["refined-table"][1])
+    refined.add_argument("--parts", nargs="+", required=True, help="LLC tables of one run, one per group or subset")
+    refined.add_argument("--out", required=True)
+    waic = sub.add_parser("waic", help=COMMANDS["waic"][1])
+    waic.add_argument("--traces", required=True, help="a directory of step<STEP>.nc (grokslt llc --pair-traces)")
+    waic.add_argument("--out", required=True)
     summary = sub.add_parser("summary", help=COMMANDS["summary"][1])
     summary.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
     summary.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")

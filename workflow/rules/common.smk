@@ -48,6 +48,8 @@ FIGURE_CODE = os.path.join(WORKFLOW_ROOT, "src", "grokslt", "figures")
 FIGURES = instances(config["figures"])
 CERTIFIED_RUNS = list(dict.fromkeys(run for name in config["certified"]["experiments"] for run in MEMBERSHIP[name]))
 CERTIFIED_RUNS = [run for run in CERTIFIED_RUNS if run in RUNS]
+REFINED_RUNS = list(dict.fromkeys(run for name in config["refined"]["experiments"] for run in MEMBERSHIP[name]))
+REFINED_RUNS = [run for run in REFINED_RUNS if run in RUNS]
 DATASETS = {dataset_id(train): train for train in RUNS.values()}
 REFERENCE = os.path.join(WORKFLOW_ROOT, "reference", "SHA256SUMS")
 
@@ -59,6 +61,7 @@ wildcard_constraints:
     n=r"\d+",
     figure="|".join(map(re.escape, FIGURES)),
     selection="|".join(map(re.escape, ["runs", *FIGURES])),
+    kind=r"all|weights_[A-Za-z0-9_-]+|data_[A-Za-z0-9_-]+",
 
 
 def run_dir(run):
@@ -134,6 +137,38 @@ def experiment_runs(names):
     return list(dict.fromkeys(run for name in names for run in MEMBERSHIP[name]))
 
 
+# -- refined estimates: one LLC table per weight group or data subset, per-pair traces, WAIC ---------------
+def refined_kinds():
+    """{file name: grokslt llc flags} of the refined estimates: all weights on the training loss, each weight
+    group alone, all weights on each data subset."""
+    section = config["refined"]
+    kinds = {"all": []}
+    kinds |= {f"weights_{g.replace(':', '-')}": ["--weights", g] for g in section["weights"]}
+    kinds |= {f"data_{d.replace(':', '-')}": ["--data", d] for d in section["data"] if d != "train"}
+    return kinds
+
+
+def refined_args(kind):
+    """`grokslt llc` flags of one refined table; `traced`: all weights at the decisive checkpoints."""
+    section = config["refined"]
+    words = ["--preset", section["preset"], "--seed", str(section["seed"])]
+    words += ["--num-draws", str(section["num_draws"])] if "num_draws" in section else []
+    if kind == "traced":
+        return [*words, "--steps", "transitions"]
+    return [*words, "--every", str(section["every"]), *refined_kinds()[kind]]
+
+
+def refined_parts(wildcards):
+    return [f"{run_dir(wildcards.run)}/refined/{kind}.csv" for kind in refined_kinds()]
+
+
+def refined_targets():
+    tables = [f"{run_dir(run)}/refined.csv" for run in REFINED_RUNS]
+    if config["refined"]["traces"]:
+        tables += [f"{run_dir(run)}/waic.csv" for run in REFINED_RUNS]
+    return tables
+
+
 def sensitivity_run():
     return MEMBERSHIP[config["sampler_sensitivity"]["experiment"]][0]
 
@@ -188,6 +223,10 @@ def figure_tables(name, kind):
         return [f"{RESULTS}/scorecard/scorecard.csv"]
     if kind == "reference":
         return [] if config["reference"] == "none" else [REFERENCE]
+    if kind in ("refined", "waic"):
+        return [f"{run_dir(first_run())}/{kind}.csv"]
+    if kind == "pair_traces":
+        return [f"{run_dir(first_run())}/traces"]
     raise ValueError(f"figure input {kind!r}: unknown")
 
 
@@ -237,7 +276,7 @@ def all_targets(wildcards):
     theory = [f"{RESULTS}/theory/{name}.csv" for name in ("formulas", "rank_checks", "single_output")]
     figures = [path for name in FIGURES for path in figure_files(name)]
     studies = [f"{RESULTS}/{name}.csv" for name in ("claims/claims", "scorecard/scorecard")]
-    return [f"{RESULTS}/summary/runs.csv", *studies, *tables, *theory, *figures]
+    return [f"{RESULTS}/summary/runs.csv", *studies, *tables, *theory, *figures, *refined_targets()]
 
 
 def accuracy_args():
@@ -277,6 +316,7 @@ def claims_inputs(wildcards):
         "loss": [f"{run_dir(run)}/loss_data.csv" for run in sorted(RUNS)],
         "certified": [f"{run_dir(run)}/certified.csv" for run in CERTIFIED_RUNS],
         "sensitivity": [f"{RESULTS}/sensitivity/sensitivity.csv"] if sensitivity else [],
+        "waic": [f"{run_dir(run)}/waic.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
     }
 
 

@@ -75,3 +75,52 @@ def bayes_generalisation_loss(val_ll: np.ndarray) -> tuple[float, float]:
     (SD_j / sqrt(M), ddof = 1): the measurement that WAIC predicts from the training pairs alone."""
     g = bayes_losses(val_ll)
     return float(g.mean()), float(g.std(ddof=1) / np.sqrt(g.size))
+
+
+def waic_row(tree) -> dict:
+    """One checkpoint's WAIC against its held-out measurement, from its per-pair traces
+    (`grokslt.estimation.pair_traces`). Losses are per pair, without the Gaussian constant (p/2) log 2 pi,
+    so `bayes_train_loss`, `waic` and `bayes_val_loss` compare directly; so do the centre's losses."""
+    from grokslt.estimation.pair_traces import pair_log_likelihoods
+
+    train_ll, val_ll = pair_log_likelihoods(tree)
+    beta = float(tree.attrs["beta"])
+    criterion = waic(train_ll, beta)
+    measured, measured_stderr = bayes_generalisation_loss(val_ll)
+    constant = tree["constant_data"]
+    return {
+        "step": int(tree.attrs["step"]),
+        "nbeta": float(tree.attrs["nbeta"]),
+        "beta": beta,
+        "draws": int(train_ll.shape[0] * train_ll.shape[1]),
+        "bayes_train_loss": criterion.training_loss,
+        "functional_variance": criterion.functional_variance,
+        "effective_parameters": criterion.effective_parameters,
+        "waic": criterion.waic,
+        "waic_stderr": criterion.stderr,
+        "bayes_val_loss": measured,
+        "bayes_val_loss_stderr": measured_stderr,
+        "predicted_gap": criterion.waic - criterion.training_loss,
+        "measured_gap": measured - criterion.training_loss,
+        "train_loss_at_centre": float(constant["train_loss_at_centre"].values.mean()),
+        "val_loss_at_centre": float(constant["val_loss_at_centre"].values.mean()),
+    }
+
+
+def write_waic_table(traces_dir, out) -> list[dict]:
+    """waic.csv: `waic_row` for every step<STEP>.nc of a traces directory, by step."""
+    from pathlib import Path
+
+    from grokslt.errors import BadInput
+    from grokslt.estimation.pair_traces import load_pair_traces
+    from grokslt.io import write_csv
+
+    paths = sorted(Path(traces_dir).glob("step*.nc"), key=lambda path: int(path.stem.removeprefix("step")))
+    if not paths:
+        raise BadInput(f"--traces {traces_dir}: no step<STEP>.nc files (written by grokslt llc --pair-traces)")
+    rows = []
+    for path in paths:
+        with load_pair_traces(path) as tree:
+            rows.append(waic_row(tree))
+    write_csv(out, rows, list(rows[0]))
+    return rows

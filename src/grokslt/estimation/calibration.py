@@ -29,7 +29,7 @@ from grokslt.estimation.checkpoint_llc import estimate_checkpoints, settings_col
 from grokslt.estimation.llc import result_columns
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv, write_text
-from grokslt.training.runs import load_run, parse_steps, select_steps
+from grokslt.training.runs import decisive_steps, load_run, parse_steps, select_steps
 
 STEP_RATIO_MIN, STEP_RATIO_MAX = 1.8, 2.5
 STABLE_Z = 2.0
@@ -111,20 +111,13 @@ def choose(rows: list[dict], n: int) -> tuple[dict | None, dict[int, list[str]]]
 def calibration_steps(run, step: str) -> list[int]:
     """The checkpoints to calibrate at: 'transitions' (memorisation, val 50%, val 95%, the last), 'final',
     or comma-separated steps."""
-    import pandas as pd
-
-    from grokslt.training.metrics import transition_steps
-
     available = list(run.checkpoints)
     if not available:
         raise BadInput(f"--run {run.path}: no checkpoints to calibrate at")
     if step == "final":
         return [available[-1]]
     if step == "transitions":
-        log = pd.read_csv(run.path / "train_log.csv")
-        marks = transition_steps(log["step"], log["train_acc"], log["val_acc"])
-        wanted = [marks[k] for k in ("memorisation_step", "grok_step_50", "grok_step_95")] + [available[-1]]
-        return sorted({s for s in wanted if s is not None and s in run.checkpoints})
+        return sorted(set(decisive_steps(run, llc_peak=False).values()))
     return select_steps(available, parse_steps(step))
 
 

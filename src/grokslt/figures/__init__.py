@@ -32,6 +32,9 @@ READS = {
     "accuracy": ("--accuracy", False, "accuracy/accuracy.csv"),
     "scorecard": ("--scorecard", False, "scorecard/scorecard.csv"),
     "reference": ("--reference", False, "reference/SHA256SUMS of the authors' logs (overlays; optional)"),
+    "refined": ("--refined", False, "runs/RUN/refined.csv, the figure's run's refined LLCs"),
+    "waic": ("--waic", False, "runs/RUN/waic.csv, the figure's run's WAIC table"),
+    "pair_traces": ("--pair-traces", False, "runs/RUN/traces, the figure's run's per-pair traces (step<STEP>.nc)"),
 }
 OPTIONAL = ("reference",)  # reads a figure draws without, when the config says `reference: none`
 
@@ -91,6 +94,24 @@ FIGURES: dict[str, Figure] = {
             "theory.theory_vs_measurement",
             ("summary", "rank_checks"),
             {"experiments": ["vary_p", "vary_K"]},
+            subcategory="Beyond the paper",
+        ),  # fmt: skip
+        Figure(
+            "refined",
+            "refined.refined",
+            ("loss_data", "refined", "waic"),
+            {"experiments": []},
+            per_experiment=True,
+            one_run=True,
+            subcategory="Beyond the paper",
+        ),  # fmt: skip
+        Figure(
+            "influence",
+            "influence.influence",
+            ("loss_data", "pair_traces"),
+            {"experiments": []},
+            per_experiment=True,
+            one_run=True,
             subcategory="Beyond the paper",
         ),  # fmt: skip
         Figure(

@@ -120,3 +120,22 @@ def draw_influence(panels: list[tuple[str, Path]], out: Path, dpi: int = 150) ->
     with atomic_path(out) as tmp:
         fig.savefig(tmp, format="png", dpi=dpi)
     plt.close(fig)
+
+
+def influence(read, experiment):
+    """The registry's figure: the run's trace files at memorisation, at its LLC peak and at its last checkpoint
+    (after grokking, where it grokked), labelled from its loss_data.csv."""
+    from grokslt.training.metrics import transition_steps
+
+    [(_, log)] = read.loss_data.items()
+    files = {int(path.stem.removeprefix("step")): path for path in Path(read.path("pair_traces")).glob("step*.nc")}
+    if not files:
+        raise ValueError(f"{read.path('pair_traces')}: no step<STEP>.nc trace files")
+    marks = transition_steps(log["step"], log["train_acc"], log["val_acc"])
+    wanted = [("memorisation", marks["memorisation_step"])]
+    if "llc" in log and log["llc"].notna().any():
+        wanted.append(("LLC peak", int(log.loc[log["llc"].idxmax(), "step"])))
+    last = max(files)
+    wanted.append(("after grokking" if marks["grok_step_95"] is not None else "last checkpoint", last))
+    panels = [(label, files[step]) for label, step in wanted if step in files]
+    return influence_figure(panels)

@@ -123,13 +123,38 @@ def thinned_steps(run: Run, every: int) -> list[int]:
     return sorted(chosen)
 
 
+def decisive_steps(run: Run, llc_peak: bool = True) -> dict[str, int]:
+    """The checkpoints where the story turns, by name: memorisation, val 50%, val 95% (where reached), the
+    last, and (with `llc_peak`, where the run's loss_data.csv has LLCs) the LLC's largest estimate."""
+    import pandas as pd
+
+    from grokslt.training.metrics import transition_steps
+
+    available = list(run.checkpoints)
+    if not available:
+        raise BadInput(f"--run {run.path}: no checkpoints")
+    log = pd.read_csv(run.path / "train_log.csv")
+    marks = transition_steps(log["step"], log["train_acc"], log["val_acc"])
+    names = {"memorisation_step": "memorisation", "grok_step_50": "val_50", "grok_step_95": "val_95"}
+    chosen = {name: marks[key] for key, name in names.items() if marks[key] in run.checkpoints}
+    table = run.path / "loss_data.csv"
+    if llc_peak and table.exists():
+        llc = pd.read_csv(table).dropna(subset=["llc"])
+        llc = llc[llc["step"].isin(available)]
+        if len(llc):
+            chosen["llc_peak"] = int(llc.loc[llc["llc"].idxmax(), "step"])
+    return chosen | {"stop": available[-1]}
+
+
 def select_run_steps(run: Run, steps: str | None, chunk: str | None, every: int | None = None) -> list[int]:
-    """The checkpoints one job works on (`select_steps`, or `thinned_steps` with `every`); a step at
-    which the run diverged is refused."""
+    """The checkpoints one job works on (`select_steps`, `decisive_steps` for steps 'transitions', or
+    `thinned_steps` with `every`); a step at which the run diverged is refused."""
     if every is not None:
         if steps is not None or chunk is not None:
             raise BadInput("--every: give it without --steps and --chunk")
         return thinned_steps(run, every)
+    if steps == "transitions":
+        return sorted(set(decisive_steps(run).values()))
     wanted = parse_steps(steps)
     if wanted is not None and run.diverged_step in wanted:
         raise BadInput(f"--steps {run.diverged_step}: training diverged there ({run.outcome['reason']}); no checkpoint")

@@ -272,6 +272,62 @@ TABLES = [
         like=LLC,
     ),
     Table(
+        "runs/RUN/refined.csv",
+        "The refined LLCs of a run of `refined.experiments` (`grokslt.estimation.refined`) at `refined.preset`: one LLC "
+        "table per weight group (`weights`, the other weights held at w*) and per data subset (`data`, the pairs whose "
+        "loss the posterior uses), at every `refined.every`-th checkpoint and the transitions (`grokslt llc --weights G "
+        "| --data D --every K`), joined by `grokslt refined-table`.",
+        _LLC_MEANINGS,
+        settings=(SAMPLER,),
+        like=LLC,
+    ),
+    Table(
+        "runs/RUN/waic.csv",
+        "One row per checkpoint with per-pair traces (`grokslt waic`, `grokslt.analysis.waic`): WAIC from the training "
+        "pairs alone against the Bayes loss measured on the validation pairs. Losses are per pair, without the "
+        "Gaussian constant.",
+        {
+            "step": "the checkpoint's step (optimizer steps)",
+            "nbeta": "the sampler's inverse temperature n beta",
+            "beta": "beta = nbeta / n, the likelihood's inverse temperature (n training pairs)",
+            "draws": "posterior draws pooled over chains (the full-batch observations)",
+            "bayes_train_loss": "T_n = -(1/n) sum_i log E_w exp(-l_i(w)) over the training pairs",
+            "functional_variance": "V_n = sum_i Var_w l_i(w) over the training pairs (ddof 1)",
+            "effective_parameters": "beta V_n = n (WAIC - T_n)",
+            "waic": "WAIC = T_n + beta V_n / n: the generalisation loss predicted from the training pairs alone",
+            "waic_stderr": "standard error of WAIC over training pairs (not the Monte Carlo error)",
+            "bayes_val_loss": "G_n measured: -(1/m) sum_j log E_w exp(-l_j(w)) over the m validation pairs",
+            "bayes_val_loss_stderr": "standard error of bayes_val_loss over validation pairs",
+            "predicted_gap": "WAIC - T_n: the generalisation gap WAIC predicts",
+            "measured_gap": "bayes_val_loss - T_n: the gap measured on the validation pairs",
+            "train_loss_at_centre": "the training pairs' centred loss at w*",
+            "val_loss_at_centre": "the validation pairs' centred loss at w* (centred over the validation set)",
+        },
+    ),
+    Table(
+        "runs/RUN/traces/step{STEP}.nc",
+        "Per-pair posterior traces at one decisive checkpoint (`grokslt llc --pair-traces`), an ArviZ DataTree in "
+        "NetCDF (`grokslt.estimation.pair_traces`; load with `xarray.open_datatree`).",
+        {
+            "posterior/loss": "L_n(w_t) on the training set at each observed draw (chain, draw)",
+            "posterior/distance_sq": "||w_t - w*||^2 (chain, draw)",
+            "posterior/accuracy": "training accuracy of the sampled network (chain, draw)",
+            "log_likelihood/train": "-l_i(w_t) of every training pair, float32 (chain, draw, train_pair)",
+            "log_likelihood/val": "-l_j(w_t) of every validation pair, float32 (chain, draw, val_pair)",
+            "constant_data/train_a": "first operand a of each training pair",
+            "constant_data/train_b": "second operand b of each training pair",
+            "constant_data/train_answer": "answer (a + b) mod p of each training pair",
+            "constant_data/train_loss_at_centre": "each training pair's loss l_i(w*)",
+            "constant_data/val_a": "first operand a of each validation pair",
+            "constant_data/val_b": "second operand b of each validation pair",
+            "constant_data/val_answer": "answer of each validation pair",
+            "constant_data/val_loss_at_centre": "each validation pair's loss l_j(w*)",
+            "constant_data/W": "the checkpoint's first layer W* (input, neuron)",
+            "constant_data/V": "the checkpoint's second layer V* (output, neuron)",
+        },
+        kind="array",
+    ),
+    Table(
         "summary/runs.csv",
         "One row per run, written by `grokslt summary`; `summary/FIGURE.csv` holds the same columns for the runs one "
         "figure shows. Statistics cover the evaluations before any divergence.",
@@ -374,12 +430,14 @@ def observed_columns() -> dict[str, list[str]]:
     from grokslt.analysis import accuracy, claims, scorecard
     from grokslt.analysis.hessian import write_hessian_table
     from grokslt.analysis.theory import write_checkpoint_theory, write_theory_tables
+    from grokslt.analysis.waic import write_waic_table
     from grokslt.estimation.calibration import calibrate
     from grokslt.estimation.checkpoint_llc import write_llc_table, write_sensitivity_table
     from grokslt.estimation.llc import result_columns
+    from grokslt.estimation.pair_traces import load_pair_traces
     from grokslt.estimation.samplers import SAMPLERS, SamplerSettings
     from grokslt.training.train import TrainConfig, train
-    from grokslt.workflow.tables import write_run_tables, write_summary
+    from grokslt.workflow.tables import write_refined_table, write_run_tables, write_summary
 
     tiny = {"num_chains": 2, "num_burnin": 0, "num_draws": 24}
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
@@ -398,6 +456,13 @@ def observed_columns() -> dict[str, list[str]]:
         write_run_tables("run", run, [llc], [root / "hessian.csv"], root / "theory.csv", run / "params.csv",
                          run / "loss_data.csv")  # fmt: skip
         write_summary({"run": run}, {"baseline": ["run"]}, root / "runs.csv")
+        write_llc_table(run, root / "traced.csv", overrides=tiny, steps="2", pair_traces=str(root / "traces"))
+        write_llc_table(run, root / "weights_V.csv", overrides=tiny | {"weights": "V"}, every=1)
+        write_refined_table([root / "traced.csv", root / "weights_V.csv"], root / "refined.csv")
+        write_waic_table(root / "traces", root / "waic.csv")
+        with load_pair_traces(root / "traces" / "step2.nc") as tree:
+            trace_variables = [f"{group}/{name}" for group in ("posterior", "log_likelihood", "constant_data")
+                               for name in tree[group].data_vars]  # fmt: skip
 
         def with_statistics(path: Path) -> list[str]:  # every sampler's own statistics beside the default's
             columns = _header(path)
@@ -417,6 +482,9 @@ def observed_columns() -> dict[str, list[str]]:
             "runs/RUN/params.csv": _header(run / "params.csv"),
             LOSS: _header(run / "loss_data.csv"),
             "runs/RUN/certified.csv": with_statistics(root / "certified.csv"),
+            "runs/RUN/refined.csv": with_statistics(root / "refined.csv"),
+            "runs/RUN/waic.csv": _header(root / "waic.csv"),
+            "runs/RUN/traces/step{STEP}.nc": trace_variables,
             "summary/runs.csv": _header(root / "runs.csv"),
             **{
                 f"theory/{name}.csv": _header(root / "theory" / f"{name}.csv")

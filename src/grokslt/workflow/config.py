@@ -26,7 +26,7 @@ import yaml
 from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
 from grokslt.analysis.hessian import HessianSettings
 from grokslt.estimation.llc import PRESETS
-from grokslt.estimation.samplers import SamplerSettings
+from grokslt.estimation.samplers import WEIGHT_GROUPS, SamplerSettings
 from grokslt.figures import FIGURES
 from grokslt.settings import field_schema, fields, json_schema
 from grokslt.training.train import TrainConfig
@@ -127,7 +127,9 @@ def experiment_list(description: str) -> dict:
 def figure_schema(figure) -> dict:
     properties = {}
     for key, default in figure.settings.items():
-        if key.endswith("experiments"):
+        if key.endswith("experiments") and not default:  # drawn only for the experiments a config lists
+            properties[key] = experiment_list("experiments (none by default)") | {"minItems": 0, "default": []}
+        elif key.endswith("experiments"):
             properties[key] = experiment_list("experiments") | {"default": list(default)}
         elif key == "experiment":
             properties[key] = {"type": "string", "default": default, "description": "an experiment of this config"}
@@ -299,6 +301,47 @@ def config_schema() -> dict:
                     "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the preset's)"},
                 },
                 "certified LLCs: certified.preset's sampler at a subset of checkpoints, for claims.csv",
+            ),
+            "refined": section(
+                {
+                    "experiments": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "default": [],
+                        "description": "experiments whose runs get refined estimates (weight groups, data subsets)",
+                    },  # fmt: skip
+                    "preset": {
+                        "enum": sorted(PRESETS),
+                        "default": "local",
+                        "description": "the sampler of every refined estimate (a named preset)",
+                    },  # fmt: skip
+                    "every": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "default": 10,
+                        "description": "every k-th checkpoint, plus the last and those at the transitions",
+                    },  # fmt: skip
+                    "weights": {
+                        "type": "array",
+                        "items": {"enum": [g for g in WEIGHT_GROUPS if g != "all"]},
+                        "default": ["W", "V"],
+                        "description": "weight groups, each sampled alone on the training loss (beside all weights)",
+                    },  # fmt: skip
+                    "data": {
+                        "type": "array",
+                        "items": {"type": "string", "pattern": "^(train|val|all|residue:[0-9]+)$"},
+                        "default": ["val"],
+                        "description": "data subsets (val, all, residue:c), each the posterior's loss for all weights",
+                    },  # fmt: skip
+                    "traces": {
+                        "type": "boolean",
+                        "default": True,
+                        "description": "per-pair traces (NetCDF), WAIC and influence at the decisive checkpoints",
+                    },  # fmt: skip
+                    "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
+                    "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the preset's)"},
+                },
+                "refined LLCs (grokslt.estimation.refined) and per-pair traces: refined.csv, traces/, waic.csv",
             ),
             "estimator_accuracy": section(
                 {

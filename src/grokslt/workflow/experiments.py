@@ -174,11 +174,12 @@ def check_references(config: dict, membership: dict[str, list[str]], given: dict
             errors.append(f"{where} = {name!r}: no such experiment with runs; expected one of {known}{hint}")
         return True
 
-    for i, name in enumerate(config["certified"]["experiments"]):
-        if not membership.get(name):
-            errors.append(
-                f"certified.experiments[{i}] = {name!r}: no such experiment with runs; expected one of {known}"
-            )
+    for section in ("certified", "refined"):
+        for i, name in enumerate(config[section]["experiments"]):
+            if not membership.get(name):
+                errors.append(
+                    f"{section}.experiments[{i}] = {name!r}: no such experiment with runs; expected one of {known}"
+                )
     not_run = {}  # study: why it does not run
     for study in STUDIES:
         name = config[study]["experiment"]
@@ -217,7 +218,9 @@ def check_references(config: dict, membership: dict[str, list[str]], given: dict
                     else:
                         reasons.append(f"its experiments {words}")
         reasons += [not_run[study] for study, kind in STUDIES.items() if kind in figure.reads and study in not_run]
-        if reasons:
+        if figure.per_experiment and not section["experiments"] and not reasons:  # opt-in: none listed
+            config["figures"][name] = False
+        elif reasons:
             config["figures"][name] = False
             skipped.append(f"figures.{name}: not drawn, {'; '.join(reasons)}")
         else:

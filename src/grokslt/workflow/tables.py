@@ -47,6 +47,15 @@ def read_csvs(paths) -> pd.DataFrame:
     return pd.concat(filled, ignore_index=True).sort_values("step", ignore_index=True)
 
 
+def write_refined_table(parts, out) -> None:
+    """refined.csv: a run's refined estimates (one LLC table per weight group or data subset), by group,
+    subset and step."""
+    from grokslt.io import write_csv
+
+    table = read_csvs(parts).sort_values(["weights", "data", "step"], kind="stable")
+    write_csv(out, table.to_dict("records"), list(table.columns))
+
+
 def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> pd.DataFrame:
     """One row per checkpoint: the training log joined with the LLC, Hessian-trace and theory columns."""
     log = pd.read_csv(Path(run_dir) / "train_log.csv")
