@@ -168,3 +168,36 @@ def test_a_smoke_test_marks_every_verdict(tmp_path):
     rows = write_claims(tmp_path / "runs.csv", [tmp_path / "x" / "loss_data.csv"], [], None, tmp_path / "c.csv", True)
     assert rows and all(row["note"].startswith(SMOKE_TEST) for row in rows)
     assert pd.read_csv(tmp_path / "c.csv")["note"].str.startswith("smoke test").all()
+
+
+def waic_table(predicted_gap_share: float, lead: int = 0) -> pd.DataFrame:
+    """Decisive checkpoints of a grokking run: the measured Bayes validation loss falls from 1 to 0.1 between
+    steps 1000 and 3000; WAIC predicts `predicted_gap_share` of the gap, its fall `lead` steps earlier."""
+    steps = np.array([100, 500, 1000, 2000, 3000, 4000])
+    train = np.full(len(steps), 0.01)
+    measured = train + np.interp(steps, [1000, 3000], [1.0, 0.1])
+    predicted = train + predicted_gap_share * np.interp(steps + lead, [1000, 3000], [1.0, 0.1])
+    return pd.DataFrame({"step": steps, "waic": predicted, "bayes_val_loss": measured, "bayes_train_loss": train,
+                         "predicted_gap": predicted - train, "measured_gap": measured - train})  # fmt: skip
+
+
+def traced(local=True, converged=True) -> pd.DataFrame:
+    return pd.DataFrame({"step": [100, 1000], "llc_mean": [1.0, 2.0], "mcse": 0.1, "converged": converged,
+                         "local": local, "preset": "local"})  # fmt: skip
+
+
+def test_waic_claim_holds_when_waic_tracks_and_sizes_the_gap_and_fails_when_it_sees_none():
+    from grokslt.analysis.claims import FAILS, HOLDS, INCONCLUSIVE, half_fall_step, waic_predicts_val_loss
+
+    assert half_fall_step(np.array([0, 10, 20]), np.array([1.0, 1.0, 0.0])) == 15
+    runs = {f"r{i}": waic_table(1.0, lead=200) for i in range(3)}
+    tracks, sized = waic_predicts_val_loss(runs, {run: traced() for run in runs})
+    assert (tracks["verdict"], sized["verdict"]) == (HOLDS, HOLDS) and tracks["value"] > 0.99
+    assert "+200 steps" in tracks["note"] and sized["value"] == pytest.approx(1.0)
+    blind = {f"r{i}": waic_table(1e-4) for i in range(3)}
+    _, sized = waic_predicts_val_loss(blind, {run: traced() for run in blind})
+    assert sized["verdict"] == FAILS and sized["value"] == pytest.approx(1e-4)
+    late = {f"r{i}": waic_table(1.0, lead=-300) for i in range(3)}
+    assert waic_predicts_val_loss(late, {run: traced() for run in late})[0]["verdict"] == FAILS
+    untrusted = waic_predicts_val_loss(runs, {run: traced(converged=False) for run in runs})
+    assert {r["verdict"] for r in untrusted} == {INCONCLUSIVE} and "not converged" in untrusted[0]["note"]

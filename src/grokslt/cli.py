@@ -285,7 +285,8 @@ def run_summary(args: argparse.Namespace) -> None:
 def run_claims(args: argparse.Namespace) -> None:
     from grokslt.analysis.claims import write_claims
 
-    rows = write_claims(args.summary, args.loss_data, args.certified, args.sensitivity, args.out, args.smoke_test)
+    rows = write_claims(args.summary, args.loss_data, args.certified, args.sensitivity, args.out, args.smoke_test,
+                        args.waic, args.traced)  # fmt: skip
     for row in rows:
         print(f"{row['claim']:34s} {row['preset']:18s} {row['verdict']:12s} {row['statistic']}: {row['value']:.4g}")
 
@@ -474,6 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     claims.add_argument("--loss-data", nargs="+", required=True, help="runs/*/loss_data.csv")
     claims.add_argument("--certified", nargs="*", default=[], help="runs/*/certified.csv (the certified preset)")
     claims.add_argument("--sensitivity", help="sensitivity/sensitivity.csv (appendix B.2)")
+    claims.add_argument("--waic", nargs="*", default=[], help="runs/*/waic.csv (the WAIC claim)")
+    claims.add_argument("--traced", nargs="*", default=[], help="runs/*/refined/traced.csv, the estimates behind them")
     claims.add_argument("--smoke-test", action="store_true", help="mark every verdict as a smoke test, no evidence")
     claims.add_argument("--out", required=True)
     add_figure_arguments(sub.add_parser("figure", help=COMMANDS["figure"][1]))

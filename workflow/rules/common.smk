@@ -317,6 +317,7 @@ def claims_inputs(wildcards):
         "certified": [f"{run_dir(run)}/certified.csv" for run in CERTIFIED_RUNS],
         "sensitivity": [f"{RESULTS}/sensitivity/sensitivity.csv"] if sensitivity else [],
         "waic": [f"{run_dir(run)}/waic.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
+        "traced": [f"{run_dir(run)}/refined/traced.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
     }
 
 

@@ -92,9 +92,10 @@ rule claims:
     params:
         sensitivity=lambda wildcards, input: ["--sensitivity", *input.sensitivity] if input.sensitivity else [],
         smoke=["--smoke-test"] if config["smoke_test"] else [],
+        waic=lambda wildcards, input: ["--waic", *input.waic, "--traced", *input.traced] if input.waic else [],
     shell:
         "grokslt claims --summary {input.summary:q} --loss-data {input.loss:q} --certified {input.certified:q} "
-        "{params.sensitivity:q} {params.smoke:q} --out {output:q} > {log:q} 2>&1"
+        "{params.sensitivity:q} {params.smoke:q} {params.waic:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule accuracy:

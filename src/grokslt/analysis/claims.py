@@ -372,6 +372,64 @@ CLAIMS: dict[str, Callable[[Evidence, str], list[dict]]] = {
 }
 
 
+# WAIC predicts the validation loss (beyond the paper; ../shared/CLAIMS.md `waic_predicts_val_loss`): per run
+# with per-pair traces (runs/RUN/waic.csv, at the decisive checkpoints), (1) Pearson's r between WAIC and the
+# Bayes loss measured on the validation pairs, and the lead of WAIC's fall: the step at which the measured loss
+# falls halfway from its largest value to its last, minus the step at which WAIC does (positive: WAIC first),
+# by linear interpolation between checkpoints; (2) at the checkpoint of the largest measured gap, the ratio of
+# the gap WAIC predicts (WAIC - T_n) to the measured one (G_n - T_n), which Watanabe's theorem puts at 1.
+# (1) holds when the median r >= 0.7 and the median lead >= 0; fails when the median r <= 0 or the median lead
+# < 0; (2) holds when the median ratio lies in [0.5, 2], fails otherwise. Uncertainty: the spread over runs
+# (half the range), and per run the standard errors over pairs in waic.csv. Trust: the traced estimates
+# (runs/RUN/refined/traced.csv) must all be local and converged.
+WAIC_R, GAP_RATIO = 0.7, (0.5, 2.0)
+
+
+def half_fall_step(steps: np.ndarray, values: np.ndarray) -> float:
+    """The first step at which `values` fall halfway from their largest value to their last one."""
+    top = int(np.argmax(values))
+    level = (values[top] + values[-1]) / 2
+    for i in range(top, len(values) - 1):
+        if values[i] >= level >= values[i + 1] and values[i] > values[i + 1]:
+            return float(steps[i] + (values[i] - level) / (values[i] - values[i + 1]) * (steps[i + 1] - steps[i]))
+    return math.nan
+
+
+def waic_predicts_val_loss(waic: Mapping[str, pd.DataFrame], traced: Mapping[str, pd.DataFrame]) -> list[dict]:
+    claim = "waic_predicts_val_loss"
+    preset = ";".join(sorted({str(p) for t in traced.values() for p in t.get("preset", pd.Series()).dropna()})) or "-"
+    correlations, leads, ratios = [], [], []
+    for table in waic.values():
+        table = table.sort_values("step")
+        if len(table) < 3:
+            continue
+        steps, predicted, measured = table["step"].to_numpy(), table["waic"].to_numpy(), table["bayes_val_loss"]
+        measured = measured.to_numpy()
+        if np.std(predicted) > 0 and np.std(measured) > 0:
+            correlations.append(stats.pearsonr(predicted, measured)[0])
+        leads.append(half_fall_step(steps, measured) - half_fall_step(steps, predicted))
+        widest = int(np.argmax(table["measured_gap"].to_numpy()))
+        ratios.append(table["predicted_gap"].iloc[widest] / table["measured_gap"].iloc[widest])
+    if not correlations:
+        return [row(claim, preset, "median Pearson r of WAIC and the Bayes validation loss", math.nan, math.nan,
+                    INCONCLUSIVE, 0, "no run with per-pair traces at 3 checkpoints (refined.traces)")]  # fmt: skip
+    r, lead, ratio = np.median(correlations), np.nanmedian(leads), np.median(ratios)
+    spread = lambda values: (np.nanmax(values) - np.nanmin(values)) / 2 if len(values) > 1 else math.nan  # noqa: E731
+    tracks = HOLDS if r >= WAIC_R and lead >= 0 else FAILS if r <= 0 or lead < 0 else INCONCLUSIVE
+    sized = HOLDS if GAP_RATIO[0] <= ratio <= GAP_RATIO[1] else FAILS
+    leads_text = ", ".join(f"{value:+.0f}" for value in leads)
+    rows = [
+        row(claim, preset, "median Pearson r of WAIC and the Bayes validation loss (decisive checkpoints)", r,
+            spread(correlations), tracks, len(correlations),
+            f"median lead of WAIC's halfway fall over the measured one: {lead:+.0f} steps (per run: {leads_text})"),
+        row(claim, preset, "median predicted / measured generalisation gap at the widest measured gap", ratio,
+            spread(ratios), sized, len(ratios), f"Watanabe: 1; holds in [{GAP_RATIO[0]}, {GAP_RATIO[1]}]"),
+    ]  # fmt: skip
+    series = ReadRecord({run: llc_series(table) for run, table in traced.items()})
+    series.read |= set(series)  # every traced estimate is evidence
+    return decided(Evidence(pd.DataFrame(), {}, series, None), rows)
+
+
 def llc_series(table: pd.DataFrame) -> pd.DataFrame:
     """step, llc, mcse, converged, local of an LLC table (a run's loss_data or certified.csv)."""
     llc = table.rename(columns={"llc_mean": "llc"})
@@ -421,7 +479,10 @@ def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_pre
 SMOKE_TEST = "smoke test: a configuration shrunk to test the pipeline, no evidence for or against the paper"
 
 
-def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out, smoke_test: bool = False) -> list[dict]:
+def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out, smoke_test: bool = False,
+                 waic_csvs=(), traced_csvs=()) -> list[dict]:  # fmt: skip
+    """claims.csv; `waic_csvs` (runs/RUN/waic.csv) with the estimates behind them (`traced_csvs`,
+    runs/RUN/refined/traced.csv) add the WAIC claim."""
     from pathlib import Path
 
     summary = pd.read_csv(summary_csv)
@@ -433,6 +494,10 @@ def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out, s
         presets["certified"] = {run: table for run, table in certified.items() if len(table)}
     sensitivity = pd.read_csv(sensitivity_csv) if sensitivity_csv else None
     rows = evaluate(summary, loss, presets, sensitivity)
+    if waic_csvs:
+        waic = {Path(path).parent.name: pd.read_csv(path) for path in waic_csvs}
+        traced = {Path(path).parent.parent.name: pd.read_csv(path) for path in traced_csvs}
+        rows += waic_predicts_val_loss(waic, traced)
     if certified and not presets["certified"]:
         why = "the calibration chose no settings (calibration.json says why): no certified estimates"
         rows = [r | {"note": f"{why}; {r['note']}"} if r["preset"] == "certified" else r for r in rows]
