@@ -124,3 +124,17 @@ def test_bad_grids_are_named_before_any_work(small_run, tmp_path, grid, message)
     done = calibrate(small_run, tmp_path, *grid)
     assert done.returncode == 2 and message in done.stderr
     assert not (tmp_path / "calibration.csv").exists()
+
+
+def test_a_first_order_step_bias_larger_than_the_mcse_qualifies_with_its_extrapolation_and_a_curved_one_does_not():
+    """Long local chains: MCSE 0.1, SGLD bias 25,000 eps (2.5% at eps 1e-4), larger than the MCSE. Linear in the
+    step, the extrapolations from (2e-4, 1e-4) and (1e-4, 5e-5) agree at 100; quadratic, they do not."""
+    steps = (5e-5, 1e-4, 2e-4, 4e-4)
+    linear = [point(e, 1e4, 1e4, 100 + 25_000 * e, mcse=0.1) for e in steps]
+    best, failures = choose(linear, n=1000)
+    assert best["step_size"] == 2e-4 and best["extrapolated"] == pytest.approx(100.0)
+    assert best["systematic"] == pytest.approx(5.0)
+    assert "no third step" in " ".join(failures[1])
+    curved = [point(e, 1e4, 1e4, 100 + 1e8 * e**2, mcse=0.1) for e in steps]
+    best, failures = choose(curved, n=1000)
+    assert best is None and "the bias is not first-order in the step" in " ".join(failures[2])
