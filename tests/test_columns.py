@@ -49,7 +49,7 @@ def documented_table(relative: str) -> str | None:
     """The documented table a file under a results directory is an instance of."""
     for table in columns.TABLES:
         pattern = table.path.replace("RUN", "*").replace("EXPERIMENT", "*").replace("{i}of{n}", "*of*")
-        pattern = pattern.replace("{STEP}", "*")
+        pattern = pattern.replace("{STEP}", "*").replace("{KIND}", "*")
         if fnmatch.fnmatch(relative, pattern) or (table.path == "summary/runs.csv" and relative.startswith("summary/")):
             return table.path
     return None
@@ -62,7 +62,7 @@ def test_every_table_the_tiny_workflow_writes_is_documented(finished_tiny):
     results = finished_tiny.root / TINY_RESULTS
     documented = columns.observed_columns()
     checked = set()
-    for path in sorted([*results.rglob("*.csv"), *results.rglob("*.npz")]):
+    for path in sorted([*results.rglob("*.csv"), *results.rglob("*.npz"), *results.rglob("*.nc")]):
         relative = path.relative_to(results).as_posix()
         if relative.startswith(("data/", "benchmarks/", "logs/")):
             continue
@@ -71,6 +71,11 @@ def test_every_table_the_tiny_workflow_writes_is_documented(finished_tiny):
         if path.suffix == ".npz":
             with np.load(path) as arrays:
                 names = sorted(arrays.files)
+        elif path.suffix == ".nc":
+            from grokslt.estimation.pair_traces import load_pair_traces
+
+            with load_pair_traces(path) as tree:
+                names = [f"{group.name}/{name}" for group in tree.children.values() for name in group.data_vars]
         else:
             names = columns.collapse(pd.read_csv(path, nrows=0).columns.tolist())
         extra = [name for name in names if name not in documented[table]]

@@ -323,3 +323,16 @@ def test_a_config_of_one_experiment_runs_and_says_what_it_leaves_out(tmp_path):
     assert result.returncode == 0, "\n".join(lines[-20:])
     assert [line for line in lines if line.startswith("config: ")] == [f"config: {s}" for s in ONE_EXPERIMENT_SKIPPED]
     assert "fig2.png" in result.stdout and "fig1a.png" not in result.stdout
+
+
+def test_a_refined_residue_outside_the_runs_field_is_one_line_before_any_job():
+    config = one_experiment()
+    config["refined"] = {"experiments": ["baseline"], "data": ["val", "residue:99"]}
+    with pytest.raises(ValueError, match=r"refined\.data\[1\] = 'residue:99': residue outside 0\.\.p-1 for the runs"):
+        check_workflow(config)
+    config["refined"] = {"experiments": ["baseline"], "weights": ["atoms:all"]}
+    with pytest.raises(ValueError, match=r"refined\.weights\[0\]"):
+        check_workflow(config)
+    config["refined"] = {"experiments": ["nope"]}
+    with pytest.raises(ValueError, match=r"refined\.experiments\[0\] = 'nope': no such experiment with runs"):
+        check_workflow(config)

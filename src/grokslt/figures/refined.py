@@ -33,6 +33,9 @@ def refined(read, experiment):
     for i, (subset, rows) in enumerate(all_weights.groupby("data", sort=False)):
         draw_trajectory(data_ax, rows, style.PALETTE[i + 4], f"posterior of {subset} pairs", labelled=False)
     data_ax.set_ylabel("LLC, all weights")
+    if (table["llc"] < 0).any():
+        data_ax.set_title("below 0: w* is not a minimum of that loss, so the chains descend it", fontsize=5,
+                          color="0.35")  # fmt: skip
     draw_waic(waic_ax, read, log)
     for ax in (weights_ax, data_ax, waic_ax):
         for key, label in (

@@ -282,6 +282,15 @@ TABLES = [
         like=LLC,
     ),
     Table(
+        "runs/RUN/refined/{KIND}.csv",
+        "The parts of refined.csv, one LLC table per kind: `all` (all weights, training loss), `weights_G` (group G "
+        "alone), `data_D` (data subset D), and `traced` (all weights at the decisive checkpoints, whose per-pair "
+        "traces are in traces/).",
+        _LLC_MEANINGS,
+        settings=(SAMPLER,),
+        like=LLC,
+    ),
+    Table(
         "runs/RUN/waic.csv",
         "One row per checkpoint with per-pair traces (`grokslt waic`, `grokslt.analysis.waic`): WAIC from the training "
         "pairs alone against the Bayes loss measured on the validation pairs. Losses are per pair, without the "
@@ -483,6 +492,7 @@ def observed_columns() -> dict[str, list[str]]:
             LOSS: _header(run / "loss_data.csv"),
             "runs/RUN/certified.csv": with_statistics(root / "certified.csv"),
             "runs/RUN/refined.csv": with_statistics(root / "refined.csv"),
+            "runs/RUN/refined/{KIND}.csv": with_statistics(root / "weights_V.csv"),
             "runs/RUN/waic.csv": _header(root / "waic.csv"),
             "runs/RUN/traces/step{STEP}.nc": trace_variables,
             "summary/runs.csv": _header(root / "runs.csv"),

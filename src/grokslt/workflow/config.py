@@ -583,9 +583,22 @@ def check_workflow(config: dict, files=()) -> CheckedConfig:
         blocks = run_llc(checked, membership)
     except ValueError as error:
         lines.append(str(error))
+    lines += refined_residue_errors(checked, runs, membership)
     if lines:
         raise ConfigError("\n".join(lines))
     return CheckedConfig(checked, runs, membership, blocks, skipped)
+
+
+def refined_residue_errors(config: dict, runs: dict, membership: dict) -> list[str]:
+    """A `refined.data` residue must be an answer (0..p-1) of every run it is estimated on."""
+    section = config["refined"]
+    sizes = {runs[run].p for name in section["experiments"] for run in membership.get(name, []) if run in runs}
+    lines = []
+    for i, subset in enumerate(section["data"]):
+        kind, _, value = subset.partition(":")
+        if kind == "residue" and sizes and int(value) >= min(sizes):
+            lines.append(f"refined.data[{i}] = {subset!r}: residue outside 0..p-1 for the runs with p = {min(sizes)}")
+    return lines
 
 
 def key_path(path) -> str:

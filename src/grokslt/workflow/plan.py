@@ -298,6 +298,21 @@ def certified_runs(config, membership) -> list[str]:
     return list(dict.fromkeys(run for name in config["certified"]["experiments"] for run in membership[name]))
 
 
+def refined_seconds(config, membership, costs, chain_step) -> float:
+    """The refined estimates (`refined:`): one table per weight group and data subset beside all weights, at
+    every `every`-th checkpoint and about 9 near the transitions, and the traced estimates at the (at most 5)
+    decisive checkpoints, whose per-pair observations cost about as much again as their sampling."""
+    section = config["refined"]
+    preset = sampler_settings(section["preset"])
+    steps = preset.num_chains * (preset.num_burnin + section.get("num_draws", preset.num_draws))
+    kinds = 1 + len(section["weights"]) + len([d for d in section["data"] if d != "train"])
+    runs = list(dict.fromkeys(run for name in section["experiments"] for run in membership[name]))
+    traced = 5 * 2 if section["traces"] else 0
+    return sum(
+        (kinds * (costs[run]["checkpoints"] / section["every"] + 9) + traced) * steps * chain_step(run) for run in runs
+    )
+
+
 def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
     """CPU seconds of the one-off studies that the workflow runs: sensitivity grid, calibration, certified
     estimates, accuracy."""
@@ -332,6 +347,7 @@ def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
         (costs[run]["checkpoints"] / certified["every"] + 9) * chains * (burnin + draws) * chain_step(run)
         for run in certified_runs(config, membership)
     )
+    out["refined"] = refined_seconds(config, membership, costs, chain_step)
     if config["figures"].get("estimator_accuracy", {}) is not False:
         accuracy = config["estimator_accuracy"]
         reference = accuracy["reference"]
