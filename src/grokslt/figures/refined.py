@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import FuncFormatter
 
 from grokslt.figures import inputs, style
 from grokslt.training.metrics import transition_steps
@@ -22,7 +23,7 @@ def refined(read, experiment):
     table = read.csv("refined").rename(columns={"llc_mean": "llc"})
     inputs.require_columns(table, ["step", "weights", "data", "llc", "converged", "local"], "refined.csv")
     marks = transition_steps(log["step"], log["train_acc"], log["val_acc"])
-    fig, (weights_ax, data_ax, waic_ax) = plt.subplots(3, 1, figsize=(style.COLUMN_WIDTH, 6.2), sharex=True)
+    fig, (weights_ax, data_ax, waic_ax) = plt.subplots(3, 1, figsize=(style.PAGE_WIDTH * 0.72, 6.2), sharex=True)
     on_train = table[table["data"] == "train"]
     for i, (group, rows) in enumerate(on_train.groupby("weights", sort=False)):
         draw_trajectory(weights_ax, rows, style.PALETTE[i], WEIGHT_LABELS.get(group, group), labelled=i == 0)
@@ -48,8 +49,9 @@ def refined(read, experiment):
                 if ax is weights_ax:
                     ax.annotate(label, (marks[key], 1.0), xycoords=("data", "axes fraction"), rotation=90,
                                 fontsize=6, va="top", ha="right", color="0.3")  # fmt: skip
-        ax.legend(fontsize=5, loc="best", frameon=False)
+        ax.legend(fontsize=5, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     waic_ax.set_xlabel("training step")
+    waic_ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1000:g}k" if x else "0"))
     fig.tight_layout()
     return fig
 
