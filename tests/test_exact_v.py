@@ -8,11 +8,11 @@ from arviz_stats.base import array_stats
 
 from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.exact import tuned_mala_step
-from grokslt.estimation.linear_v import LinearInVLoss, batch_centring_factor, v_only_estimand
+from grokslt.estimation.linear_v import LinearInVLoss, v_only_estimand
 from grokslt.estimation.llc import estimate_llc
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.data import make_dataset
-from grokslt.training.loss import centred_loss
+from grokslt.training.loss import batch_centring_factor, centred_loss, epoch_centring_factor
 from grokslt.training.model import centred_loss_and_grad, forward_pairs, hidden_pre_activation
 
 
@@ -161,6 +161,8 @@ def test_batch_centring_factor():
     losses, _ = loss_fn({"V": V.expand(len(idx), -1, -1)}, idx)
     full, _ = loss_fn({"V": V[None]}, torch.arange(n)[None])
     assert losses.mean().item() == pytest.approx(batch_centring_factor(n, batch) * full.item(), rel=1e-12)
+    assert epoch_centring_factor(n, 4) == pytest.approx((batch_centring_factor(n, 4) + batch_centring_factor(n, 2)) / 2)
+    assert epoch_centring_factor(n, 3) == batch_centring_factor(n, 3)
 
 
 def test_per_chain_features_refuse_a_different_number_of_chains():

@@ -292,3 +292,28 @@ def test_converged_needs_every_threshold():
     assert not diagnose(shifted, 0.0, 10.0, 6.5, 0.0, 0).converged
     walk = rng.normal(size=(4, 1000)).cumsum(axis=1) * 0.01 + 5  # strongly autocorrelated
     assert not diagnose(walk, 0.0, 10.0, 5.0, 0.0, 0).converged
+
+
+def test_the_expected_init_loss_is_what_the_minibatch_losses_average_to_over_epochs():
+    """`init_loss: expected` = L_n(w*) x the epoch's mean batch-centring factor, exactly the mean minibatch loss
+    the chains see at w* (devinterp's batches, last one short): checked against 400 shuffled epochs at a point
+    that is not a minimum, within 4 standard errors; it carries no standard error of its own."""
+    from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
+    from grokslt.estimation.llc import epoch_batches, initial_losses
+    from grokslt.estimation.samplers import SamplerSettings
+    from grokslt.training.data import make_dataset
+
+    data = make_dataset(7, 0.6, 0)  # n = 29, batches of 8: 3 full and one of 5
+    generator = torch.Generator().manual_seed(0)
+    params = {"W": torch.randn(1, 14, 6, generator=generator), "V": torch.randn(1, 7, 6, generator=generator)}
+    loss_fn = QuadraticNetLoss.training_set(data)
+    n, batch = data.n_train, 8
+    expected, stderr = initial_losses(loss_fn, params, n, SamplerSettings(init_loss="expected"), batch, generator)
+    epochs = 400
+    losses = torch.stack([loss_fn(params, idx)[0].clone() for idx in epoch_batches(n, batch, 1, 4 * epochs, generator)])
+    per_epoch = losses.view(epochs, 4).mean(dim=1)
+    standard_error = per_epoch.std().item() / epochs**0.5
+    assert abs(per_epoch.mean().item() - expected.item()) < 4 * standard_error
+    full, _ = initial_losses(loss_fn, params, n, SamplerSettings(init_loss="full"), batch, generator)
+    assert abs(full.item() - expected.item()) > 8 * standard_error  # the centring factor matters here
+    assert stderr.item() == 0.0

@@ -24,14 +24,6 @@ from grokslt.training.loss import centred_residual
 from grokslt.training.model import hidden_pre_activation
 
 
-def batch_centring_factor(n: int, batch_size: int) -> float:
-    """E[L_B] / L_n for a batch of B of the n samples drawn without replacement: (B - 1) n / (B (n - 1)).
-    Centring over the batch shrinks the minibatch loss by this factor (1 for B = n), so minibatch
-    samplers see nbeta times it, roughly, instead of nbeta."""
-    batch_size = min(batch_size, n)
-    return (batch_size - 1) * n / (batch_size * (n - 1))
-
-
 def v_only_estimand(
     W: torch.Tensor, V: torch.Tensor, data: ModularArithmetic, nbeta: float, gamma: float, subset: str = "train"
 ) -> dict:

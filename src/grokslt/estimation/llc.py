@@ -41,6 +41,7 @@ from grokslt.estimation.observables import centre_observation, checked_thinning,
 from grokslt.estimation.samplers import SAMPLERS, Chains, SamplerSettings
 from grokslt.runtime import release_freed_memory
 from grokslt.settings import check_fields
+from grokslt.training.loss import epoch_centring_factor
 
 Params = dict[str, torch.Tensor]
 # loss_fn(params with a leading chain dimension, sample indices [C, B]) -> loss [C],
@@ -67,8 +68,12 @@ PRESETS: dict[str, SamplerSettings] = {
     # The cheapest settings found whose chains stay near w* and converge on full-batch observables at the
     # baseline's decisive checkpoints (measured/locality: loss excess 0.1-1.8% of L_n(0), honest R-hat <= 1.01
     # at 4 of 5). The localization dominates (gamma 1e4), so the values are 50-80 times below the paper's;
-    # SGLD's step bias here is +2.6% (exact V-only check) and +2.8% against MALA on all weights.
-    "local": SamplerSettings(step_size=1e-5, localization=1e4, nbeta=1e4, num_chains=4, num_burnin=500, num_draws=2000),
+    # SGLD's step bias here is +2.6% (exact V-only check) and +2.8% against MALA on all weights. L_init is the
+    # minibatch losses' exact expectation: devinterp's few-batch estimate of it put an error of nbeta x 7e-4 = 7.2,
+    # shared by every chain, on an LLC of 4-8 at memorisation (measured/calibration_local).
+    "local": SamplerSettings(
+        step_size=1e-5, localization=1e4, nbeta=1e4, num_chains=4, num_burnin=500, num_draws=2000, init_loss="expected"
+    ),  # fmt: skip
 }
 
 
@@ -259,11 +264,14 @@ def initial_losses(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(L_init, its standard error) per row of `centers`: the mean loss of the first `num_chains`
     minibatches of one shuffled epoch, the last possibly short (devinterp 1.3.2's
-    `get_init_loss_multi_batch`), with the spread of those losses over sqrt(count); or L_n, exact."""
+    `get_init_loss_multi_batch`), with the spread of those losses over sqrt(count); or L_n, exact; or the
+    minibatch losses' exact expectation (`expected`)."""
     rows = next(iter(centers.values())).shape[0]
-    if settings.init_loss_mode == "full":
+    if settings.init_loss_mode in ("full", "expected"):
         idx = torch.arange(n, device=generator.device).expand(rows, n)
         loss = _value(loss_fn(centers, idx)).clone()
+        if settings.init_loss_mode == "expected":
+            loss *= epoch_centring_factor(n, batch_size)
         return loss, torch.zeros_like(loss)
     permutation = torch.randperm(n, generator=generator, device=generator.device)
     count = min(settings.num_chains, math.ceil(n / batch_size))

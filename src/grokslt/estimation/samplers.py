@@ -259,7 +259,7 @@ class MALA(Sampler):
 
 SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (SGLD, RMSPropSGLD, SGNHT, MALA)}
 SAMPLER_OPTIONS = {name: sampler for sampler in SAMPLERS.values() for name in sampler.own_settings}
-INIT_LOSS_MODES = ("batches", "full")
+INIT_LOSS_MODES = ("batches", "full", "expected")
 # the parameters a (weight-refined) estimate samples, the others held at w* (`grokslt.estimation.refined`)
 WEIGHT_GROUPS = ("all", "W", "V", "W_a", "W_b", "atoms:top", "atoms:rest")
 
@@ -268,7 +268,9 @@ WEIGHT_GROUPS = ("all", "W", "V", "W_a", "W_b", "atoms:top", "atoms:rest")
 class SamplerSettings:
     """The settings of an LLC estimate. `nbeta=None` means devinterp's default B / ln B for batch size B;
     `init_loss=None` the sampler's own way of measuring L_init = L(w*): "batches" (devinterp 1.3.2: the
-    mean loss of `num_chains` distinct minibatches) or "full" (L_n on the whole training set). The last
+    mean loss of `num_chains` distinct minibatches), "full" (L_n on the whole training set) or "expected" (L_n times
+    `epoch_centring_factor`: exactly what the minibatch losses average to at w*, which "batches" estimates with the
+    noise of a few minibatches; that noise, nbeta times its standard error, is shared by every chain). The last
     three settings belong to one sampler each (None: its default)."""
 
     step_size: float = setting(5e-4, "SGLD step size epsilon", exclusive_minimum=0)
@@ -278,7 +280,8 @@ class SamplerSettings:
     num_draws: int = setting(500, "draws per chain", minimum=1)
     nbeta: float | None = setting(None, "inverse temperature n beta (none: B / ln B)", exclusive_minimum=0)
     weight_decay: float = setting(0.0, "weight decay of the sampler (a Gaussian prior at 0)", minimum=0)
-    init_loss: str | None = setting(None, "L_init: batches | full (none: the sampler's)", choices=INIT_LOSS_MODES)
+    init_loss: str | None = setting(None, "L_init: batches | full | expected (none: the sampler's)",
+                                    choices=INIT_LOSS_MODES)  # fmt: skip
     weights: str = setting(
         "all",
         "parameters sampled, the others held at w*: all | W | V (closed form beside) | W_a | W_b (rows of the first,"

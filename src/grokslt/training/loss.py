@@ -33,3 +33,21 @@ def authors_logged_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tenso
     error = target - pred
     error = error - error.mean(dim=-1, keepdim=True)
     return (0.5 * error.pow(2).sum(dim=-1) / pred.shape[-1]).mean(dim=-1)
+
+
+def batch_centring_factor(n: int, batch_size: int) -> float:
+    """E[L_B] / L_n for a batch of B of the n samples drawn without replacement: (B - 1) n / (B (n - 1)),
+    exactly (the batch mean's variance is the finite-population one). Centring over the batch shrinks the
+    minibatch loss by this factor (1 for B = n, 0 for one sample), so minibatch samplers see nbeta times it,
+    roughly, instead of nbeta."""
+    batch_size = min(batch_size, n)
+    return (batch_size - 1) * n / (batch_size * (n - 1)) if n > 1 else 1.0
+
+
+def epoch_centring_factor(n: int, batch_size: int) -> float:
+    """The mean of `batch_centring_factor` over the batches of one epoch (devinterp's DataLoader: full batches
+    of B, then one of the n mod B left over): E[mean of L_B over an epoch] / L_n."""
+    batch_size = min(batch_size, n)
+    full, rest = divmod(n, batch_size)
+    sizes = [batch_size] * full + ([rest] if rest else [])
+    return sum(batch_centring_factor(n, size) for size in sizes) / len(sizes)

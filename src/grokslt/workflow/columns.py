@@ -80,7 +80,7 @@ DESCRIPTIONS = {
     "accept_rate": "mala only: the Metropolis acceptance rate, mean over chains (0 to 1)",
     "backend": "native (this package's batched sampler) or devinterp (devinterp 1.3.2 itself)",
     "preset": "the sampler preset (paper_code, paper_code_lr_wd, paper_text, calibrated) or custom",
-    "init_loss_mode": "how L_init was computed: batches (mean of minibatch losses, devinterp's way) or full (L_n over the training set)",
+    "init_loss_mode": "how L_init was computed: batches (mean of minibatch losses, devinterp's way), full (L_n over the training set) or expected (L_n times the epoch's mean batch-centring factor: the minibatch losses' exact expectation)",
     # the Hessian (runs/RUN/hessian/*.csv)
     "trace_hutchinson": "Hutchinson estimate of Tr(H), H the Hessian of L_n at the checkpoint: mean of v^T H v over Rademacher probes v",
     "trace_stderr": "standard error of trace_hutchinson over the probes (blank with one probe)",
