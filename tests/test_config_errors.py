@@ -207,7 +207,7 @@ def one_experiment(name: str = "baseline") -> dict:
 
     def edit(config):
         config["experiments"] = {name: {}}
-        del config["sampler_sensitivity"], config["certified"]
+        del config["sampler_sensitivity"], config["certified"], config["refined"]
         config["figures"] = {"dpi": 60}
 
     return tiny(edit)
@@ -333,6 +333,11 @@ def test_a_refined_residue_outside_the_runs_field_is_one_line_before_any_job():
     config["refined"] = {"experiments": ["baseline"], "weights": ["atoms:all"]}
     with pytest.raises(ValueError, match=r"refined\.weights\[0\]"):
         check_workflow(config)
+    config["refined"] = {"experiments": ["baseline"], "traces": False}
+    config["figures"] = {"influence": {"experiments": ["baseline"]}}
+    with pytest.raises(ValueError, match=r"figures\.influence: reads per-pair traces, but refined\.traces is false"):
+        check_workflow(config)
+    del config["figures"]
     config["refined"] = {"experiments": ["nope"]}
     with pytest.raises(ValueError, match=r"refined\.experiments\[0\] = 'nope': no such experiment with runs"):
         check_workflow(config)

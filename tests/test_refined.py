@@ -1,5 +1,7 @@
 """Weight- and data-refined LLCs and per-pair traces (grokslt.estimation.refined, pair_traces)."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -170,3 +172,43 @@ def test_a_residue_outside_the_field_is_refused_before_work(trained_run, tmp_pat
     with pytest.raises(SystemExit):
         main(["llc", "--run", str(trained_run), "--steps", "200", "--data", "residue:9", "--out", str(tmp_path / "x")])
     assert "data = 'residue:9': residue 9 outside 0..6 (p = 7)" in capsys.readouterr().err
+
+
+def test_locality_of_a_refined_estimate_is_measured_on_the_whole_network_s_scale():
+    """The zero function's training loss is the scale for every group and subset: a residue subset, whose
+    common target the centring removes, would otherwise have a zero scale and never be local."""
+    from grokslt.estimation.refined import zero_function_loss
+
+    data, W, V = tiny_net()
+    settings = sampler_settings("paper_code", num_draws=40, num_burnin=10, data="residue:2", weights="atoms:rest")
+    [(result, _)] = estimate_checkpoints(data, [(0, {"W": W, "V": V})], settings, 16, 0)
+    summary = result.summary()
+    assert summary["zero_loss"] == pytest.approx(zero_function_loss(data)) and summary["zero_loss"] > 0.3
+    assert math.isfinite(summary["loss_excess_fraction"])
+
+
+def test_the_expected_init_loss_of_a_full_batch_sampler_is_l_n():
+    from grokslt.estimation.llc import initial_losses
+
+    data, W, V = tiny_net()
+    loss_fn = QuadraticNetLoss.training_set(data)
+    params = {"W": W[None], "V": V[None]}
+    generator = torch.Generator().manual_seed(0)
+    mala = SamplerSettings(sampler="mala", init_loss="expected")
+    expected, _ = initial_losses(loss_fn, params, data.n_train, mala, 16, generator)
+    full, _ = initial_losses(loss_fn, params, data.n_train, mala.replace(init_loss="full"), 16, generator)
+    assert expected.item() == full.item()
+
+
+def test_an_empty_group_or_a_used_traces_directory_is_refused_before_work(trained_run, tmp_path, capsys):
+    from grokslt.cli import main
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "step100.nc").write_bytes(b"")
+    with pytest.raises(SystemExit):
+        main(["llc", "--run", str(trained_run), "--steps", "200", "--out", str(tmp_path / "x.csv"),
+              "--pair-traces", str(tmp_path / "t")])  # fmt: skip
+    assert "holds trace files already" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()
+    with pytest.raises(SystemExit):
+        main(["llc", "--run", str(trained_run), "--steps", "transitions", "--chunk", "0/2", "--out", "x"])
+    assert "--steps transitions: give it without --chunk" in capsys.readouterr().err

@@ -110,7 +110,7 @@ def test_bayesian_influence_is_minus_the_covariance_of_losses():
     assert bif.shape == (5, 4)
     np.testing.assert_allclose(bif, -covariance[:5, 5:])
     assert bif[0, 0] == pytest.approx(-train[..., 0].var(ddof=1))  # a pair's influence on itself lowers its loss
-    assert (bif[:, 1:] > 0).all()  # losses moving oppositely: learning one helps the other
+    assert (bif[:, 1:] > 0).all()  # losses moving oppositely: upweighting one raises the other's loss
 
 
 def test_binned_influence_is_the_mean_influence_over_the_bins_pairs():

@@ -377,7 +377,10 @@ CLAIMS: dict[str, Callable[[Evidence, str], list[dict]]] = {
 # Bayes loss measured on the validation pairs, and the lead of WAIC's fall: the step at which the measured loss
 # falls halfway from its largest value to its last, minus the step at which WAIC does (positive: WAIC first),
 # by linear interpolation between checkpoints; (2) at the checkpoint of the largest measured gap, the ratio of
-# the gap WAIC predicts (WAIC - T_n) to the measured one (G_n - T_n), which Watanabe's theorem puts at 1.
+# the gap WAIC predicts (WAIC - T_n) to the measured one (G_n - T_n): 1 by Watanabe's theorem for a prior that
+# does not depend on the data; the local posterior's prior is centred at w*, fitted to the same pairs, so (2) asks
+# whether the local posterior sees the gap at all, not whether a theorem holds. A positive lead also passes when
+# WAIC merely follows the training loss: (1) needs the correlation as well.
 # (1) holds when the median r >= 0.7 and the median lead >= 0; fails when the median r <= 0 or the median lead
 # < 0; (2) holds when the median ratio lies in [0.5, 2], fails otherwise. Uncertainty: the spread over runs
 # (half the range), and per run the standard errors over pairs in waic.csv. Trust: the traced estimates

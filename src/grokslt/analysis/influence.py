@@ -4,7 +4,8 @@ Upweighting training pair i by a small eps in the tempered posterior exp(-nbeta 
 posterior mean of any observable f by -eps * beta * Cov_w(l_i, f) (the derivative of a Gibbs expectation
 with respect to a term of its energy). With f the loss l_j of validation pair j, BIF(i, j) = -Cov_w(l_i, l_j)
 over the local posterior around w* is that change per unit eps * beta: positive where upweighting pair i
-lowers pair j's expected loss, negative where it raises it. The losses' covariance equals that of the
+raises pair j's expected loss (the two pairs compete), negative where it lowers it (fitting i helps j; a pair's
+influence on itself, -Var_w l_i, is always negative). The losses' covariance equals that of the
 log-likelihoods ll = -l, so the BIF is computed from the log-likelihood traces directly.
 
 For modular addition the pairs are grouped by their answer c = (a + b) mod p; a network that has grokked

@@ -106,6 +106,14 @@ def extrapolation(row: dict, half: dict) -> tuple[float, float]:
     return value, math.hypot(ratio * half["mcse"], row["mcse"]) / (ratio - 1)
 
 
+def extrapolations_gap_error(row: dict, half: dict, quarter: dict) -> float:
+    """The standard error of extrapolation(row, half) - extrapolation(half, quarter): the middle step's estimate
+    enters both, with coefficients r1 / (r1 - 1) and -1 / (r2 - 1)."""
+    r1, r2 = row["step_size"] / half["step_size"], half["step_size"] / quarter["step_size"]
+    terms = (row["mcse"] / (r1 - 1), half["mcse"] * (r1 / (r1 - 1) + 1 / (r2 - 1)), quarter["mcse"] * r2 / (r2 - 1))
+    return math.sqrt(sum(term**2 for term in terms))
+
+
 def bias_not_first_order(row: dict, half: dict, rows: list[dict]) -> str:
     """Why the move from `half` to `row` cannot be taken for a first-order step bias ('' where it can)."""
     quarter = smaller_step(half, rows)
@@ -113,8 +121,8 @@ def bias_not_first_order(row: dict, half: dict, rows: list[dict]) -> str:
         return "and no third step 1.8-2.5x smaller to check that its bias is first-order"
     if own_failures(quarter):
         return f"and the third step {quarter['step_size']:g} fails: {'; '.join(own_failures(quarter))}"
-    (upper, upper_error), (lower, lower_error) = extrapolation(row, half), extrapolation(half, quarter)
-    allowed = STABLE_Z * math.hypot(upper_error, lower_error)
+    (upper, _), (lower, _) = extrapolation(row, half), extrapolation(half, quarter)
+    allowed = STABLE_Z * extrapolations_gap_error(row, half, quarter)
     if abs(upper - lower) <= allowed:
         return ""
     return (f"and its extrapolations to step 0 from the next two step pairs differ by {abs(upper - lower):.3g} "

@@ -215,6 +215,7 @@ def write_llc_table(
     `grokslt.estimation.pair_traces`). Every input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
+    from grokslt.estimation.refined import weight_pieces
     from grokslt.io import save_npz, write_csv
 
     settings = sampler_settings(preset, **(overrides or {}))
@@ -227,7 +228,7 @@ def write_llc_table(
     if stack < 1:
         raise BadInput(f"stack = {stack}: expected a positive integer")
     if pair_traces:
-        check_pair_traces(settings, backend)
+        check_pair_traces(settings, backend, pair_traces)
     run = load_run(run_dir)
     run.data.subset(settings.data)  # a residue outside 0..p-1 or an empty subset, before any work
     selected = select_run_steps(run, steps, chunk, every)
@@ -235,6 +236,8 @@ def write_llc_table(
     label = label or (preset if isinstance(preset, str) else "custom")
     fixed = settings_columns(settings, label, backend, batch_size, seed)
     checkpoints = [(step, run.load(step)) for step in selected]
+    for _, params in checkpoints:  # an empty weight group at any checkpoint, before the first estimate
+        weight_pieces(settings.weights, params["W"], params["V"])
     bar = _progress(len(selected))
     pair_sets = PAIR_SETS if pair_traces else ()
     estimates = estimate_checkpoints(

@@ -270,8 +270,8 @@ def initial_losses(
     if settings.init_loss_mode in ("full", "expected"):
         idx = torch.arange(n, device=generator.device).expand(rows, n)
         loss = _value(loss_fn(centers, idx)).clone()
-        if settings.init_loss_mode == "expected":
-            loss *= epoch_centring_factor(n, batch_size)
+        if settings.init_loss_mode == "expected":  # what the sampler's losses average to: L_n for full batches
+            loss *= epoch_centring_factor(n, n if SAMPLERS[settings.sampler].full_batch else batch_size)
         return loss, torch.zeros_like(loss)
     permutation = torch.randperm(n, generator=generator, device=generator.device)
     count = min(settings.num_chains, math.ceil(n / batch_size))

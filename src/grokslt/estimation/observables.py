@@ -83,7 +83,9 @@ def observe(loss_fn: Callable, params: Params, centers: Params, n: int) -> dict[
 
 def centre_observation(loss_fn: Callable, centers: Params, n: int) -> dict[str, float]:
     """At the centre of the first chain: L_n(w*), its accuracy, ||w*||, and the loss of the zero
-    function (all parameters zero), the scale that says how far from the trained fit a chain went."""
+    function (all parameters zero), the scale that says how far from the trained fit a chain went. A loss
+    function of part of the network or of a subset of the data gives that scale itself (`zero_function_loss`):
+    zeroing only its group, or scoring a subset whose targets the centring removes, would not be the network's."""
     first = {k: v[:1] for k, v in centers.items()}
     at_centre = observe(loss_fn, first, first, n)
     at_zero = observe(loss_fn, {k: torch.zeros_like(v) for k, v in first.items()}, first, n)
@@ -91,5 +93,5 @@ def centre_observation(loss_fn: Callable, centers: Params, n: int) -> dict[str, 
         "loss": float(at_centre["loss"][0]),
         "accuracy": float(at_centre["accuracy"][0]) if "accuracy" in at_centre else math.nan,
         "norm": math.sqrt(float(at_zero["distance_sq"][0])),
-        "zero_loss": float(at_zero["loss"][0]),
+        "zero_loss": getattr(loss_fn, "zero_function_loss", None) or float(at_zero["loss"][0]),
     }

@@ -3,9 +3,11 @@
 At every full-batch observation (`grokslt.estimation.observables`) the sampled network's loss on each training
 and each validation pair is kept: l_i(w_t), the pair's row of the residual centred over its own set (the
 training pairs over the training set, the validation pairs over the validation set), so that the mean over a
-set is that set's centred loss. They are stored as log-likelihoods, ll_i = -l_i: the posterior
-exp(-nbeta L_n) = prod_i exp(-l_i)^beta is the likelihood of a unit-variance Gaussian model at inverse
-temperature beta = nbeta / n (its constant -(p/2) log 2 pi per pair left out). One file holds:
+set is that set's centred loss (transductive for the validation pairs: their own mean residual is removed, as in
+the logged validation loss, where a predictive would remove the training pairs'). They are stored as
+log-likelihoods, ll_i = -l_i: the posterior exp(-nbeta L_n) = prod_i exp(-l_i)^beta is the likelihood of a
+unit-variance Gaussian model at inverse temperature beta = nbeta / n (its constant -(p/2) log 2 pi per pair left
+out; minibatch samplers see nbeta times the batch-centring factor, 0.7% less on the baseline). One file holds:
 
 - `posterior`: `loss` (L_n(w_t)), `distance_sq` (||w_t - w*||^2), `accuracy`, each (chain, draw);
 - `log_likelihood`: `train` (chain, draw, train_pair) and `val` (chain, draw, val_pair), float32;
@@ -81,10 +83,15 @@ def pair_log_likelihoods(tree) -> tuple[np.ndarray, np.ndarray]:
     return tuple(np.asarray(group[name].values, dtype=np.float64) for name in PAIR_SETS)
 
 
-def check_pair_traces(settings: SamplerSettings, backend: str) -> None:
-    """Per-pair traces need the training set's posterior (WAIC's n and beta are the training set's)."""
+def check_pair_traces(settings: SamplerSettings, backend: str, directory) -> None:
+    """Per-pair traces need the native backend and the training set's posterior (WAIC's n and beta are the
+    training set's), and a directory without earlier traces (`grokslt waic` reads every file there)."""
+    from pathlib import Path
+
     from grokslt.errors import BadInput
 
+    if any(Path(directory).glob("step*.nc")):
+        raise BadInput(f"--pair-traces {directory}: holds trace files already; give an empty or new directory")
     if backend != "native":
         raise BadInput(f"backend = {backend!r}: only the native backend keeps per-pair traces (--pair-traces)")
     if settings.data != "train":

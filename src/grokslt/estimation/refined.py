@@ -27,6 +27,7 @@ from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.linear_v import LinearInVLoss, v_only_estimand
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.data import ModularArithmetic
+from grokslt.training.loss import centred_loss
 from grokslt.training.model import top_atoms
 
 Params = dict[str, torch.Tensor]
@@ -128,6 +129,19 @@ def refined_problem(
     `pair_sets` (names of subsets) where asked."""
     W, V = params["W"].detach().to(device), params["V"].detach().to(device)
     n = len(data.subset(settings.data)[0])
+    problem = _problem(data, W, V, settings, device, pair_sets, n)
+    problem.loss_fn.zero_function_loss = zero_function_loss(data)  # locality's scale: the whole network's
+    return problem
+
+
+def zero_function_loss(data: ModularArithmetic) -> float:
+    """The training-set loss of the network with every weight zero: the scale of `locality` for every refined
+    estimate, whatever group it samples or subset it scores."""
+    target = torch.nn.functional.one_hot(data.subset("train")[2], data.p).double()
+    return float(centred_loss(torch.zeros_like(target), target))
+
+
+def _problem(data, W, V, settings: SamplerSettings, device, pair_sets, n: int) -> RefinedProblem:
     exact = None
     if settings.weights == "V":
 

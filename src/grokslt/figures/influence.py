@@ -103,8 +103,8 @@ def influence_figure(panels: list[tuple[str, Path]]):
     fig.suptitle(
         "Bayesian influence of training pairs on validation pairs: BIF(i, j) = $-$Cov$_w$(l$_i$, l$_j$) of the "
         "per-pair losses\nunder the local tempered posterior at w*, shown as the mean over the pairs of each pair of "
-        f"answers (c, c')\ncolour range $\\pm$ the {ROBUST_PERCENTILE}th percentile of |BIF| per panel; "
-        "grey: no pair with that answer",
+        f"answers (c, c'); red: upweighting training pair i raises validation pair j's loss, blue: lowers it\n"
+        f"colour range $\\pm$ the {ROBUST_PERCENTILE}th percentile of |BIF| per panel; grey: no pair with that answer",
         fontsize=6,
     )
     if not phased:

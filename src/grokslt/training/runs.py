@@ -154,6 +154,8 @@ def select_run_steps(run: Run, steps: str | None, chunk: str | None, every: int 
             raise BadInput("--every: give it without --steps and --chunk")
         return thinned_steps(run, every)
     if steps == "transitions":
+        if chunk is not None:
+            raise BadInput("--steps transitions: give it without --chunk")
         return sorted(set(decisive_steps(run).values()))
     wanted = parse_steps(steps)
     if wanted is not None and run.diverged_step in wanted:

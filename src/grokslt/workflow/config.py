@@ -583,14 +583,15 @@ def check_workflow(config: dict, files=()) -> CheckedConfig:
         blocks = run_llc(checked, membership)
     except ValueError as error:
         lines.append(str(error))
-    lines += refined_residue_errors(checked, runs, membership)
+    lines += refined_errors(checked, runs, membership)
     if lines:
         raise ConfigError("\n".join(lines))
     return CheckedConfig(checked, runs, membership, blocks, skipped)
 
 
-def refined_residue_errors(config: dict, runs: dict, membership: dict) -> list[str]:
-    """A `refined.data` residue must be an answer (0..p-1) of every run it is estimated on."""
+def refined_errors(config: dict, runs: dict, membership: dict) -> list[str]:
+    """A `refined.data` residue must be an answer (0..p-1) of every run it is estimated on; the figures that
+    read per-pair traces need them."""
     section = config["refined"]
     sizes = {runs[run].p for name in section["experiments"] for run in membership.get(name, []) if run in runs}
     lines = []
@@ -598,6 +599,11 @@ def refined_residue_errors(config: dict, runs: dict, membership: dict) -> list[s
         kind, _, value = subset.partition(":")
         if kind == "residue" and sizes and int(value) >= min(sizes):
             lines.append(f"refined.data[{i}] = {subset!r}: residue outside 0..p-1 for the runs with p = {min(sizes)}")
+    for name in ("refined", "influence"):
+        figure = config["figures"].get(name)
+        if figure and figure.get("experiments") and not section["traces"]:
+            lines.append(f"figures.{name}: reads per-pair traces, but refined.traces is false; set it true, "
+                         f"or figures.{name}: false")  # fmt: skip
     return lines
 
 
