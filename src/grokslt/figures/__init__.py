@@ -58,6 +58,12 @@ class Figure:
         return getattr(importlib.import_module(f"grokslt.figures.{module}"), name)
 
 
+def one_run_figure(name: str, draw: str, reads: tuple[str, ...]) -> Figure:
+    """A figure of one run's study, drawn for the first run of each experiment a config lists (none by default)."""
+    return Figure(name, draw, reads, {"experiments": []}, per_experiment=True, one_run=True,
+                  subcategory="Beyond the paper")  # fmt: skip
+
+
 FIGURES: dict[str, Figure] = {
     figure.name: figure
     for figure in [
@@ -96,24 +102,8 @@ FIGURES: dict[str, Figure] = {
             {"experiments": ["vary_p", "vary_K"]},
             subcategory="Beyond the paper",
         ),  # fmt: skip
-        Figure(
-            "refined",
-            "refined.refined",
-            ("loss_data", "refined", "waic"),
-            {"experiments": []},
-            per_experiment=True,
-            one_run=True,
-            subcategory="Beyond the paper",
-        ),  # fmt: skip
-        Figure(
-            "influence",
-            "influence.influence",
-            ("loss_data", "pair_traces"),
-            {"experiments": []},
-            per_experiment=True,
-            one_run=True,
-            subcategory="Beyond the paper",
-        ),  # fmt: skip
+        one_run_figure("refined", "refined.refined", ("loss_data", "refined", "waic")),
+        one_run_figure("influence", "influence.influence", ("loss_data", "pair_traces")),
         Figure(
             "diagnostics",
             "diagnostics.diagnostics",

@@ -166,6 +166,18 @@ def one_checkpoint() -> dict:
     }
 
 
+def thinned_estimates(what: str) -> dict:
+    """The keys of a study of LLC estimates at a subset of checkpoints of some experiments' runs."""
+    return {
+        "experiments": {"type": "array", "items": {"type": "string"}, "default": [],
+                        "description": f"experiments whose runs get {what}"},
+        "every": {"type": "integer", "minimum": 1, "default": 10,
+                  "description": "every k-th checkpoint, plus the last and those at the transitions"},
+        "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
+        "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the preset's)"},
+    }  # fmt: skip
+
+
 def integers(description: str, default: list, minimum: int) -> dict:
     items = {"type": "integer", "minimum": minimum}
     return {"type": "array", "minItems": 1, "items": items, "default": default, "description": description}
@@ -280,46 +292,22 @@ def config_schema() -> dict:
             ),
             "certified": section(
                 {
-                    "experiments": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "default": [],
-                        "description": "experiments whose runs get certified estimates",
-                    },  # fmt: skip
-                    "every": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "default": 10,
-                        "description": "every k-th checkpoint, plus the last and those at the transitions",
-                    },  # fmt: skip
+                    **thinned_estimates("certified estimates"),
                     "preset": {
                         "enum": ["calibrated", *sorted(PRESETS)],
                         "default": "calibrated",
                         "description": "calibrated: the calibration's choice; or a named preset (no calibration)",
                     },  # fmt: skip
-                    "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
-                    "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the preset's)"},
                 },
                 "certified LLCs: certified.preset's sampler at a subset of checkpoints, for claims.csv",
             ),
             "refined": section(
                 {
-                    "experiments": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "default": [],
-                        "description": "experiments whose runs get refined estimates (weight groups, data subsets)",
-                    },  # fmt: skip
+                    **thinned_estimates("refined estimates (weight groups, data subsets)"),
                     "preset": {
                         "enum": sorted(PRESETS),
                         "default": "local",
                         "description": "the sampler of every refined estimate (a named preset)",
-                    },  # fmt: skip
-                    "every": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "default": 10,
-                        "description": "every k-th checkpoint, plus the last and those at the transitions",
                     },  # fmt: skip
                     "weights": {
                         "type": "array",
@@ -338,8 +326,6 @@ def config_schema() -> dict:
                         "default": True,
                         "description": "per-pair traces (NetCDF), WAIC and influence at the decisive checkpoints",
                     },  # fmt: skip
-                    "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
-                    "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the preset's)"},
                 },
                 "refined LLCs (grokslt.estimation.refined) and per-pair traces: refined.csv, traces/, waic.csv",
             ),
