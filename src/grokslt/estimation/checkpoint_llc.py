@@ -54,8 +54,8 @@ class QuadraticNetLoss:
     @classmethod
     def training_set(cls, data: ModularArithmetic, device="cpu", subset: str = "train", pair_sets=()):
         """On `subset` of the data's pairs (`ModularArithmetic.subset`), with per-pair traces on `pair_sets`."""
-        sets = {name: tuple(t.to(device) for t in data.subset(name)) for name in pair_sets}
-        return cls(*(t.to(device) for t in data.subset(subset)), sets)
+        pairs = {name: tuple(t.to(device).contiguous() for t in data.subset(name)) for name in {subset, *pair_sets}}
+        return cls(*pairs[subset], {name: pairs[name] for name in pair_sets})
 
     def __call__(self, params, idx):
         W, V = params["W"], params["V"]
@@ -71,9 +71,10 @@ class QuadraticNetLoss:
         parts = []
         for s in range(0, params["W"].shape[0], rows_at_once):
             W, V = params["W"][s : s + rows_at_once], params["V"][s : s + rows_at_once]
-            seen = fit_on_training_set(forward_pairs(W, V, self.a, self.b), self.c)
-            for name, (a, b, c) in self.pair_sets.items():
-                seen[f"pairs_{name}"] = pair_losses(forward_pairs(W, V, a, b), c)
+            own = forward_pairs(W, V, self.a, self.b)
+            seen = fit_on_training_set(own, self.c)
+            for name, (a, b, c) in self.pair_sets.items():  # the loss's own pairs reuse its forward pass
+                seen[f"pairs_{name}"] = pair_losses(own if a is self.a else forward_pairs(W, V, a, b), c)
             parts.append(seen)
         return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
 

@@ -18,7 +18,7 @@ from grokslt.errors import BadInput
 from grokslt.estimation.llc import LLCResult, chain_statistics
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.data import ModularArithmetic
-from grokslt.training.loss import centred_loss, epoch_centring_factor
+from grokslt.training.loss import centred_loss
 from grokslt.training.model import QuadraticNet
 
 SUPPORTED = ("sgld", "sgnht")
@@ -115,8 +115,7 @@ def devinterp_estimate(
     if settings.init_loss_mode in ("full", "expected"):
         with torch.no_grad():
             init_loss = evaluate(model, (a.to(device), b.to(device), c.to(device)))[0].item()
-        if settings.init_loss_mode == "expected":
-            init_loss *= epoch_centring_factor(len(a), batch_size)
+        init_loss *= settings.init_loss_factor(len(a), batch_size)
     result = run_devinterp(model, loader, evaluate, settings, nbeta, seed, device, init_loss)
     trace = np.asarray(result["loss/trace"], dtype=np.float64)
     llc_per_chain = np.array([result[f"llc-chain/{i}"] for i in range(settings.num_chains)])

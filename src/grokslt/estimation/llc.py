@@ -41,7 +41,6 @@ from grokslt.estimation.observables import centre_observation, checked_thinning,
 from grokslt.estimation.samplers import SAMPLERS, Chains, SamplerSettings
 from grokslt.runtime import release_freed_memory
 from grokslt.settings import check_fields
-from grokslt.training.loss import epoch_centring_factor
 
 Params = dict[str, torch.Tensor]
 # loss_fn(params with a leading chain dimension, sample indices [C, B]) -> loss [C],
@@ -269,9 +268,7 @@ def initial_losses(
     rows = next(iter(centers.values())).shape[0]
     if settings.init_loss_mode in ("full", "expected"):
         idx = torch.arange(n, device=generator.device).expand(rows, n)
-        loss = _value(loss_fn(centers, idx)).clone()
-        if settings.init_loss_mode == "expected":  # what the sampler's losses average to: L_n for full batches
-            loss *= epoch_centring_factor(n, n if SAMPLERS[settings.sampler].full_batch else batch_size)
+        loss = _value(loss_fn(centers, idx)).clone() * settings.init_loss_factor(n, batch_size)
         return loss, torch.zeros_like(loss)
     permutation = torch.randperm(n, generator=generator, device=generator.device)
     count = min(settings.num_chains, math.ceil(n / batch_size))

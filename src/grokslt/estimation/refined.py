@@ -45,18 +45,18 @@ class Piece:
     def take(self, full: torch.Tensor, chains: bool) -> torch.Tensor:
         if self.index is None:
             return full
-        return full.index_select(self.dim + int(chains), self.index.to(full.device))
+        return full.index_select(self.dim + int(chains), self.index)
 
 
 def weight_pieces(group: str, W: torch.Tensor, V: torch.Tensor) -> dict[str, Piece]:
-    """The parameters a weight group samples, by name, at w* = (W [2p, K], V [p, K])."""
+    """The parameters a weight group samples, by name, at w* = (W [2p, K], V [p, K]), indices on their device."""
     p = V.shape[0]
     if group == "all":
         return {"W": Piece("W"), "V": Piece("V")}
     if group in ("W", "V"):
         return {group: Piece(group)}
     if group in ("W_a", "W_b"):
-        rows = torch.arange(p) if group == "W_a" else torch.arange(p, 2 * p)
+        rows = torch.arange(p, device=W.device) if group == "W_a" else torch.arange(p, 2 * p, device=W.device)
         return {group: Piece("W", 0, rows)}
     if group in ("atoms:top", "atoms:rest"):
         top = top_atoms(W, V)
@@ -69,7 +69,7 @@ def weight_pieces(group: str, W: torch.Tensor, V: torch.Tensor) -> dict[str, Pie
 
 
 def _complement(indices: torch.Tensor, size: int) -> torch.Tensor:
-    keep = torch.ones(size, dtype=torch.bool)
+    keep = torch.ones(size, dtype=torch.bool, device=indices.device)
     keep[indices] = False
     return keep.nonzero().flatten()
 
@@ -96,7 +96,7 @@ class FrozenParamsLoss:
             if piece.index is None:
                 full[piece.tensor] = free[name]
             else:
-                full[piece.tensor].index_copy_(piece.dim + 1, piece.index.to(free[name].device), free[name])
+                full[piece.tensor].index_copy_(piece.dim + 1, piece.index, free[name])
         return full
 
     def __call__(self, free: Params, idx: torch.Tensor):
@@ -153,5 +153,5 @@ def _problem(data, W, V, settings: SamplerSettings, device, pair_sets, n: int) -
     inner = QuadraticNetLoss.training_set(data, device, settings.data, pair_sets)
     if settings.weights == "all":
         return RefinedProblem(inner, {"W": W, "V": V}, n)
-    frozen = FrozenParamsLoss(inner, {"W": W, "V": V}, weight_pieces(settings.weights, W.cpu(), V.cpu()))
+    frozen = FrozenParamsLoss(inner, {"W": W, "V": V}, weight_pieces(settings.weights, W, V))
     return RefinedProblem(frozen, frozen.free_centre(), n, exact)

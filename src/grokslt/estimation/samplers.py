@@ -43,6 +43,7 @@ from grokslt.cpu_kernels import NormalStream
 from grokslt.errors import BadInput
 from grokslt.settings import check_fields, setting
 from grokslt.training.data import parse_subset
+from grokslt.training.loss import epoch_centring_factor
 
 Params = dict[str, torch.Tensor]
 Evaluate = Callable[[Params], "tuple[torch.Tensor, Params]"]
@@ -321,6 +322,13 @@ class SamplerSettings:
     @property
     def init_loss_mode(self) -> str:
         return self.init_loss or SAMPLERS[self.sampler].init_loss
+
+    def init_loss_factor(self, n: int, batch_size: int) -> float:
+        """What L_n(w*) is multiplied by for L_init in the modes computed from it: 1 for `full`, and for
+        `expected` the mean batch-centring factor of the batches the sampler sees (1 for full batches)."""
+        if self.init_loss_mode != "expected" or SAMPLERS[self.sampler].full_batch:
+            return 1.0
+        return epoch_centring_factor(n, batch_size)
 
     def make_sampler(self, batch_size: int) -> Sampler:
         return SAMPLERS[self.sampler](self, self.resolved_nbeta(batch_size))
