@@ -159,6 +159,8 @@ def estimate_checkpoints(
             steps = ", ".join(str(step) for step, _ in group)
             raise ComputationFailed(f"checkpoint step {steps}: {error}") from None
         elapsed = (time.perf_counter() - began) / len(group)
+        for (step, _), result in zip(group, results, strict=True):  # as each finishes: a killed job shows how far
+            log.info("llc at step %d: %.2f +- %.2f (%.1f s)", step, result.llc_mean, result.llc_std, elapsed)
         out.extend((result, elapsed) for result in results)
         if progress is not None:
             progress(len(group))
@@ -246,9 +248,8 @@ def write_llc_table(
     )
     bar.close()
     rows = []
-    for step, (result, wall) in zip(selected, estimates, strict=True):
+    for step, (result, _) in zip(selected, estimates, strict=True):
         rows.append({"step": step, **result.summary(), **fixed})
-        log.info("llc at step %d: %.2f +- %.2f (%.1f s)", step, result.llc_mean, result.llc_std, wall)
     write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(settings), *fixed])])
     if traces:
         save_npz(traces, **trace_arrays(selected, [result for result, _ in estimates], settings))
