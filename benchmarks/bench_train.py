@@ -91,7 +91,7 @@ def our_losses(config: TrainConfig, steps: int) -> tuple[list[float], float]:
             trainer.optimizer.step()
             losses.append(loss.item())
             if step % config.eval_every == 0:
-                evaluate(trainer.model, trainer.data)
+                evaluate(trainer.model, trainer.data, trainer.network)
         return losses, time.perf_counter() - start
 
 

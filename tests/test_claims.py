@@ -201,3 +201,21 @@ def test_waic_claim_holds_when_waic_tracks_and_sizes_the_gap_and_fails_when_it_s
     assert waic_predicts_val_loss(late, {run: traced() for run in late})[0]["verdict"] == FAILS
     untrusted = waic_predicts_val_loss(runs, {run: traced(converged=False) for run in runs})
     assert {r["verdict"] for r in untrusted} == {INCONCLUSIVE} and "not converged" in untrusted[0]["note"]
+
+
+def test_the_trajectory_claims_are_decided_for_each_model_family_on_its_own_runs():
+    """A summary with quadratic runs that peak first and MLP runs (in no paper experiment) that peak late: the
+    family claims get a row per family, each from that family's runs alone; the paper's other claims only one."""
+    quadratic, mlp = peak_evidence(True), peak_evidence(False, runs=8)
+    mlp_summary = mlp.summary.assign(run=lambda t: "mlp_" + t["run"], experiments="mlp_devinterp", model="mlp")
+    summary = pd.concat([quadratic.summary.assign(model="quadratic"), mlp_summary], ignore_index=True)
+    rename = {run: f"mlp_{run}" for run in mlp.llc}
+    llc = quadratic.llc | {rename[run]: table for run, table in mlp.llc.items()}
+    loss = quadratic.loss | {rename[run]: table for run, table in mlp.loss.items()}
+    rows = evaluate(summary, loss, {"paper_code": llc}, None)
+    peak = {r["model"]: r for r in rows if r["claim"] == "fig2_peak_before_generalisation"}
+    assert peak["quadratic"]["verdict"] == "holds" and peak["quadratic"]["n"] == 20
+    assert peak["mlp"]["verdict"] == "fails" and peak["mlp"]["n"] == 8
+    assert {r["claim"] for r in rows if r["model"] == "mlp"} == {
+        "fig2_peak_before_generalisation", "fig2_mirrors_val_loss", "fig2_trace_aligned_then_diverges"
+    }  # fmt: skip

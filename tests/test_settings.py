@@ -62,6 +62,8 @@ def test_every_training_setting_changes_the_run_id(f):
     value = another_value(f, TrainConfig)
     changes = {f.name: value} | ({"dense_until": 200} if f.name == "dense_every" else {})
     changes |= {"optimizer": "sgd"} if f.name == "momentum" else {}
+    changes |= {"model": "mlp"} if f.name in ("embed", "activation") else {}
+    changes |= {"model": "transformer", "embed": 4 * value} if f.name == "heads" else {}
     changed = dataclasses.replace(TrainConfig(), **changes)
     check_fields(changed)
     if f.name == "dense_every":

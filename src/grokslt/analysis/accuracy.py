@@ -149,7 +149,7 @@ def write_accuracy(run_dirs, out, nbetas, gamma, methods: dict, repeats: int, re
         points = {f"{Path(run_dir).name}@{final}": run.load(final),
                   f"{Path(run_dir).name}@init": load_checkpoint(Path(run_dir) / "init.safetensors")}  # fmt: skip
         for point, params in points.items():
-            rows += accuracy_rows(point, run.data, params, nbetas, gamma, methods, run.config.batch_size, repeats,
+            rows += accuracy_rows(point, run.data, params, nbetas, gamma, methods, run.batch_size, repeats,
                                   reference)  # fmt: skip
     write_csv(out, rows, COLUMNS)
     return rows

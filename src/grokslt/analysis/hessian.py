@@ -1,4 +1,5 @@
-"""The trace of the Hessian of L_n (appendix I): Hutchinson's estimator and, for this model, the exact value.
+"""The trace of the Hessian of L_n (appendix I): Hutchinson's estimator for any model family and, for the
+quadratic network with the centred loss, the exact value.
 
 Hutchinson: Tr(H) = E[v^T H v] for Rademacher probes v; each v^T H v needs one Hessian-vector product,
 computed forward-over-reverse (`jvp` of `grad`) and vectorised over a chunk of probes with `vmap`.
@@ -24,8 +25,9 @@ from torch.func import grad, jvp, vmap
 
 from grokslt.errors import BadInput
 from grokslt.settings import as_columns, check_fields, setting
-from grokslt.training.loss import centred_loss
-from grokslt.training.model import forward_pairs, hidden_pre_activation
+from grokslt.training.families import Network
+from grokslt.training.loss import sample_loss
+from grokslt.training.model import hidden_pre_activation
 
 
 @dataclass(frozen=True)
@@ -76,13 +78,13 @@ def rademacher(shape, generator: torch.Generator, like: torch.Tensor) -> torch.T
     return bits.to(like.dtype).mul_(2).sub_(1)
 
 
-def network_loss(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, p: int):
-    """L_n(params) of the quadratic network on the samples (a, b) with targets c."""
-    target = torch.nn.functional.one_hot(c, p)
+def network_loss(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, p: int, network: Network | None = None):
+    """L_n(params) of the run's `network` (None: the quadratic network, centred loss) on the samples (a, b) with
+    targets c."""
+    network = network or Network("quadratic", p, 0, "centred_mse")
 
     def loss_fn(params):
-        out = forward_pairs(params["W"], params["V"], a, b)
-        return centred_loss(out, target.to(out.dtype))
+        return sample_loss(network.loss, network.forward(params, a, b), c)
 
     return loss_fn
 
@@ -121,7 +123,8 @@ def write_hessian_table(
     run = load_run(run_dir)
     selected = select_run_steps(run, steps, chunk)
     a, b, c = run.data.subset("train")
-    loss_fn = network_loss(a, b, c, run.data.p)
+    loss_fn = network_loss(a, b, c, run.data.p, run.network)
+    exact = run.network.paper_model  # the closed form is the quadratic network's under the centred loss
     rows = []
     for step in selected:
         params = run.load(step)
@@ -132,7 +135,7 @@ def write_hessian_table(
                 "step": step,
                 "trace_hutchinson": estimate.mean,
                 "trace_stderr": estimate.stderr,
-                "trace_exact": exact_trace(params["W"], params["V"], a, b),
+                "trace_exact": exact_trace(params["W"], params["V"], a, b) if exact else float("nan"),
                 **as_columns(settings),
                 "hessian_preset": preset,
             }

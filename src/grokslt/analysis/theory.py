@@ -237,11 +237,12 @@ def single_output_row(d: int, K: int, generator: torch.Generator) -> dict:
 
 
 def checkpoint_row(
-    step: int, params: dict[str, torch.Tensor], p: int, mass: float, atom_rank_max: int, task: str = PAPER_TASK
+    step: int, params: dict[str, torch.Tensor], p: int, mass: float, atom_rank_max: int, closed_forms: bool = True
 ) -> dict:
-    """Theory at a trained checkpoint: K_eff, the stage-II value with K_eff atoms (Remark 5.5) and, where
-    K_eff <= atom_rank_max, the rank of Phi_p's Jacobian on those atoms (halved). The closed forms are
-    the paper's for modular addition: for another task they are left blank, K_eff and the rank kept."""
+    """Theory at a trained checkpoint of a quadratic network: K_eff, the stage-II value with K_eff atoms (Remark
+    5.5) and, where K_eff <= atom_rank_max, the rank of Phi_p's Jacobian on those atoms (halved). The closed forms
+    are the paper's for modular addition under the centred loss: elsewhere (`closed_forms` false) they are left
+    blank, K_eff and the rank kept."""
     W, V = params["W"], params["V"]
     K = W.shape[1]
     count = effective_atoms(W, V, mass)
@@ -257,7 +258,7 @@ def checkpoint_row(
     }
     if 0 < count <= atom_rank_max:
         row["atom_rank_llc"] = active_atom_rank(W, V, mass, atom_rank_max)[1] / 2
-    if task != PAPER_TASK:
+    if not closed_forms:
         row.update(generic_llc=float("nan"), keff_llc=float("nan"))
     return row
 
@@ -288,9 +289,27 @@ def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 
 
     run = load_run(run_dir)
     selected = select_run_steps(run, steps, chunk)
-    rows = [
-        checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max, run.config.task) for step in selected
-    ]
     columns = ["step", "K", "K_eff", "K_eff_mass", "generic_llc", "keff_llc", "atom_rank_llc"]
+    if run.network.model != "quadratic":  # atoms and their closed forms are the quadratic network's
+        rows = [{"step": step, **dict.fromkeys(columns[1:], float("nan"))} for step in selected]
+    else:
+        applies = closed_forms_apply(run.config)
+        rows = [checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max, applies) for step in selected]
     write_csv(out, rows, columns)
     return rows
+
+
+def closed_forms_apply(config) -> bool:
+    """Whether the paper's closed forms describe a run: the quadratic network, the centred MSE, modular addition."""
+    return config.model == "quadratic" and config.loss == "centred_mse" and config.task == PAPER_TASK
+
+
+def closed_forms_label(config) -> str:
+    """'modular addition' where the closed forms apply, else 'not applied: ...' with the reason."""
+    if config.model != "quadratic":
+        return f"not applied: proven for the quadratic network, not model {config.model}"
+    if config.loss != "centred_mse":
+        return f"not applied: proven for the centred MSE, not loss {config.loss}"
+    if config.task != PAPER_TASK:
+        return f"not applied: proven for addition, not {config.task}"
+    return "modular addition"

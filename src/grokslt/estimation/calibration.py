@@ -167,12 +167,12 @@ def calibrate(run_dir, out_dir, step: str, base: SamplerSettings, step_sizes, nb
     run = load_run(run_dir)
     steps = calibration_steps(run, step)
     checkpoints = [(s, run.load(s)) for s in steps]
-    batch = run.config.batch_size
+    batch = run.batch_size
     rows = []
     for settings in grid:
         fixed = settings_columns(settings, preset, backend, batch, seed)
         try:
-            estimates = estimate_checkpoints(run.data, checkpoints, settings, batch, seed, backend)
+            estimates = estimate_checkpoints(run.data, checkpoints, settings, batch, seed, backend, network=run.network)
         except ComputationFailed:  # every chain diverged: a grid point that fails, not a failed calibration
             stats = dict.fromkeys(result_columns(settings), math.nan) | {"n_diverged": settings.num_chains}
             rows += [{"step": s, **stats, "converged": False, "local": False, **fixed, "seconds": math.nan}

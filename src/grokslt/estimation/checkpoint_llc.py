@@ -21,10 +21,12 @@ import torch
 from grokslt import cpu_kernels
 from grokslt.errors import BadInput, ComputationFailed
 from grokslt.estimation.llc import LLCResult, estimate_llc_stacked, result_columns
-from grokslt.estimation.observables import fit_on_training_set, pair_losses
+from grokslt.estimation.observables import fit_on_training_set
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import as_columns
 from grokslt.training.data import ModularArithmetic
+from grokslt.training.families import Network
+from grokslt.training.loss import pair_losses
 from grokslt.training.model import centred_loss_and_grad, forward_pairs
 from grokslt.training.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
 
@@ -74,7 +76,7 @@ class QuadraticNetLoss:
             own = forward_pairs(W, V, self.a, self.b)
             seen = fit_on_training_set(own, self.c)
             for name, (a, b, c) in self.pair_sets.items():  # the loss's own pairs reuse its forward pass
-                seen[f"pairs_{name}"] = pair_losses(own if a is self.a else forward_pairs(W, V, a, b), c)
+                seen[f"pairs_{name}"] = pair_losses("centred_mse", own if a is self.a else forward_pairs(W, V, a, b), c)
             parts.append(seen)
         return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
 
@@ -132,11 +134,13 @@ def estimate_checkpoints(
     stack: int = 1,
     progress=None,
     pair_sets: Sequence[str] = (),
+    network: Network | None = None,
 ) -> list[tuple[LLCResult, float]]:
     """(result, wall seconds) per (step, params) checkpoint, by the chosen backend. The native backend
     runs `stack` checkpoints x num_chains chains as one computation: no gain on a CPU, where one GEMM
     already fills a core, but the main win on a GPU. Refined estimates (`settings.weights`, `settings.data`)
-    and per-pair traces on `pair_sets` are the native backend's (`grokslt.estimation.refined`)."""
+    and per-pair traces on `pair_sets` are the native backend's (`grokslt.estimation.refined`). `network`: the
+    run's (None: the quadratic network with the centred loss)."""
     if backend not in BACKENDS:
         raise BadInput(f"backend = {backend!r}: expected one of {BACKENDS}")
     if backend == "devinterp":
@@ -152,9 +156,9 @@ def estimate_checkpoints(
         try:
             if backend == "native":
                 results = native_estimates(data, [params for _, params in group], settings, batch_size, seeds,
-                                           device, pair_sets)  # fmt: skip
+                                           device, pair_sets, network)  # fmt: skip
             else:
-                results = [devinterp_estimate(data, group[0][1], settings, batch_size, seeds[0], device)]
+                results = [devinterp_estimate(data, group[0][1], settings, batch_size, seeds[0], device, network)]
         except ComputationFailed as error:
             steps = ", ".join(str(step) for step, _ in group)
             raise ComputationFailed(f"checkpoint step {steps}: {error}") from None
@@ -167,12 +171,13 @@ def estimate_checkpoints(
     return out
 
 
-def native_estimates(data, group, settings: SamplerSettings, batch_size: int, seeds, device, pair_sets=()):
+def native_estimates(data, group, settings: SamplerSettings, batch_size: int, seeds, device, pair_sets=(),
+                     network=None):  # fmt: skip
     """The estimates at the checkpoints `group` (several only for `weights: all`, stacked into one
     computation: noise is drawn in their order), with the closed form beside where one exists."""
     from grokslt.estimation.refined import refined_problem
 
-    problems = [refined_problem(data, params, settings, device, pair_sets) for params in group]
+    problems = [refined_problem(data, params, settings, device, pair_sets, network) for params in group]
     centres = [problem.centre for problem in problems]
     results = estimate_llc_stacked(problems[0].loss_fn, centres, problems[0].n, settings, batch_size, seeds,
                                    device=device)  # fmt: skip
@@ -218,7 +223,7 @@ def write_llc_table(
     `grokslt.estimation.pair_traces`). Every input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
-    from grokslt.estimation.refined import weight_pieces
+    from grokslt.estimation.refined import check_network_supports, weight_pieces
     from grokslt.io import save_npz, write_csv
 
     settings = sampler_settings(preset, **(overrides or {}))
@@ -230,21 +235,22 @@ def write_llc_table(
         check_supported(settings)
     if stack < 1:
         raise BadInput(f"stack = {stack}: expected a positive integer")
+    run = load_run(run_dir)
     if pair_traces:
         check_pair_traces(settings, backend, pair_traces)
-    run = load_run(run_dir)
+    check_network_supports(settings, run.network)
     run.data.subset(settings.data)  # a residue outside 0..p-1 or an empty subset, before any work
     selected = select_run_steps(run, steps, chunk, every)
-    batch_size = run.config.batch_size
+    batch_size = run.batch_size
     label = label or (preset if isinstance(preset, str) else "custom")
     fixed = settings_columns(settings, label, backend, batch_size, seed)
     checkpoints = [(step, run.load(step)) for step in selected]
-    for _, params in checkpoints:  # an empty weight group at any checkpoint, before the first estimate
+    for _, params in checkpoints if run.network.paper_model else ():  # an empty weight group, before any estimate
         weight_pieces(settings.weights, params["W"], params["V"])
     bar = _progress(len(selected))
     pair_sets = PAIR_SETS if pair_traces else ()
     estimates = estimate_checkpoints(
-        run.data, checkpoints, settings, batch_size, seed, backend, device, stack, bar.update, pair_sets
+        run.data, checkpoints, settings, batch_size, seed, backend, device, stack, bar.update, pair_sets, run.network
     )
     bar.close()
     rows = []
@@ -254,7 +260,7 @@ def write_llc_table(
     if traces:
         save_npz(traces, **trace_arrays(selected, [result for result, _ in estimates], settings))
     for (step, params), (result, _) in zip(checkpoints if pair_traces else [], estimates, strict=False):
-        tree = pair_trace_tree(result, run.data, params, step, settings)
+        tree = pair_trace_tree(result, run.data, params, step, settings, run.network)
         save_pair_traces(Path(pair_traces) / f"step{step}.nc", tree)
     return rows
 
@@ -310,9 +316,9 @@ def write_sensitivity_table(
     rows = []
     for settings in grid:
         [(result, _)] = estimate_checkpoints(
-            run.data, [(chosen, params)], settings, run.config.batch_size, seed, backend
+            run.data, [(chosen, params)], settings, run.batch_size, seed, backend, network=run.network
         )
-        fixed = settings_columns(settings, label or str(preset), backend, run.config.batch_size, seed)
+        fixed = settings_columns(settings, label or str(preset), backend, run.batch_size, seed)
         rows.append({"step": chosen, **result.summary(), **fixed})
     write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(grid[0]), *fixed])])
     return rows

@@ -1,7 +1,7 @@
-"""The LLC of the quadratic network through devinterp 1.3.2, as the authors computed it.
+"""The LLC of a run's network through devinterp 1.3.2, as the authors computed it for the quadratic network.
 
 `estimate_learning_coeff_with_summary` with devinterp's SGLD (or SGNHT), a shuffled DataLoader over a
-TensorDataset of the training set (batch size B), the centred loss as `evaluate`, and nbeta
+TensorDataset of the training set (batch size B), the run's loss as `evaluate`, and nbeta
 defaulting to B / ln B. With `init_loss="batches"` devinterp measures L_init itself. devinterp 1.3.2
 has no RMSProp-SGLD or MALA sampler, and its SGNHT no localization.
 """
@@ -18,7 +18,8 @@ from grokslt.errors import BadInput
 from grokslt.estimation.llc import LLCResult, chain_statistics
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.data import ModularArithmetic
-from grokslt.training.loss import centred_loss
+from grokslt.training.families import Network, NetworkModule
+from grokslt.training.loss import sample_loss
 from grokslt.training.model import QuadraticNet
 
 SUPPORTED = ("sgld", "sgnht")
@@ -99,16 +100,21 @@ def devinterp_estimate(
     batch_size: int,
     seed: int,
     device: str | torch.device = "cpu",
+    network: Network | None = None,
 ) -> LLCResult:
-    model = QuadraticNet.from_params(params).to(device)
+    """The estimate at w* = params of the run's `network` (None: the quadratic network, centred loss)."""
+    if network is None or network.model == "quadratic":
+        model = QuadraticNet.from_params(params).to(device)
+    else:
+        model = NetworkModule(network, params).to(device)
+    loss = network.loss if network is not None else "centred_mse"
     a, b, c = data.subset("train")
     loader = DataLoader(TensorDataset(a, b, c), batch_size=batch_size, shuffle=True)
-    p = data.p
 
     def evaluate(net, batch):
         x_a, x_b, target = batch
         out = net(x_a, x_b)
-        return centred_loss(out, torch.nn.functional.one_hot(target, p).to(out.dtype)), {"output": out}
+        return sample_loss(loss, out, target), {"output": out}
 
     nbeta = settings.resolved_nbeta(batch_size)
     init_loss = None

@@ -64,6 +64,13 @@ PRESETS: dict[str, SamplerSettings] = {
     "paper_code_lr_wd": SamplerSettings(
         step_size=4e-4, localization=100.0, num_chains=3, num_burnin=100, num_draws=500
     ),
+    # What devinterp's grokking example estimates at each checkpoint of its MLP (examples/grokking.ipynb in
+    # timaeus-research/devinterp at commit 2558dd00f2628da60d5bb053efcb66f26bfab145: cell 17 lines 1-4 and cell 21
+    # line 8; reference/devinterp_grokking/SETTINGS.md part 4): SGLD, step 3e-3, gamma 5, nbeta 2 (fixed, not
+    # B / ln B), one chain of 500 draws, no burn-in, L_init from one minibatch.
+    "devinterp_grokking": SamplerSettings(
+        step_size=3e-3, localization=5.0, nbeta=2.0, num_chains=1, num_burnin=0, num_draws=500
+    ),
     # The cheapest settings found whose chains stay near w* and converge on full-batch observables at the
     # baseline's decisive checkpoints (measured/locality: loss excess 0.1-1.8% of L_n(0), honest R-hat <= 1.01
     # at 4 of 5). The localization dominates (gamma 1e4), so the values are 50-80 times below the paper's;

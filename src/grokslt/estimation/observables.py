@@ -9,7 +9,7 @@ network is evaluated on the whole training set:
 - `distance_sq`: ||w_t - w*||^2, the direction in which a chain that has not mixed shows it first;
 - `accuracy`: the training accuracy of the sampled network (where the loss function can give it);
 - `pairs_<set>`: where the loss function keeps per-pair traces, each pair's loss l_i(w_t) on that set of
-  pairs (`pair_losses`), [R, m]: the material of WAIC and of the Bayesian influence functions.
+  pairs (`grokslt.training.loss.pair_losses`), [R, m]: the material of WAIC and of the Bayesian influence functions.
 
 One observation is a forward pass over the n samples; a minibatch step is a forward and a backward
 pass over B samples, about three forward passes of B. The default thinning keeps the observations'
@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 import torch
 
 from grokslt.errors import BadInput
-from grokslt.training.loss import centred_loss, centred_residual
+from grokslt.training.loss import centred_loss
 
 OVERHEAD = 0.25
 MIN_OBSERVATIONS = 4  # per chain: fewer leave R-hat and ESS undefined
@@ -57,14 +57,6 @@ def fit_on_training_set(pred: torch.Tensor, c: torch.Tensor) -> dict[str, torch.
     centred = pred - pred.mean(dim=-2, keepdim=True)
     accuracy = (centred.argmax(dim=-1) == c).double().mean(dim=-1)
     return {"loss": centred_loss(pred, target), "accuracy": accuracy}
-
-
-def pair_losses(pred: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    """Each pair's share of the centred loss, [R, m] from outputs pred [R, m, p] on m pairs with classes c [m]:
-    l_i = ||row i of (Y - Yhat) P_perp||^2 / 2, the residual centred over these m pairs (as the set's own loss
-    centres it), so that the mean of the l_i is the set's L."""
-    target = torch.nn.functional.one_hot(c, pred.shape[-1]).to(pred.dtype)
-    return 0.5 * centred_residual(pred, target).pow(2).sum(dim=-1)
 
 
 def observe(loss_fn: Callable, params: Params, centers: Params, n: int) -> dict[str, torch.Tensor]:

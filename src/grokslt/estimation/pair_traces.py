@@ -24,18 +24,20 @@ from __future__ import annotations
 import numpy as np
 
 from grokslt.estimation.llc import LLCResult
-from grokslt.estimation.observables import pair_losses
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import atomic_path
 from grokslt.training.data import ModularArithmetic
-from grokslt.training.model import forward_pairs
+from grokslt.training.families import Network
+from grokslt.training.loss import pair_losses
 
 PAIR_SETS = ("train", "val")
 KEPT_ATTRIBUTES = ("weights", "data", "sampler", "step_size", "localization")
 
 
-def pair_trace_tree(result: LLCResult, data: ModularArithmetic, params: dict, step: int, settings: SamplerSettings):
-    """The DataTree of one checkpoint's estimate, which observed the per-pair losses of PAIR_SETS."""
+def pair_trace_tree(result: LLCResult, data: ModularArithmetic, params: dict, step: int, settings: SamplerSettings,
+                    network: Network | None = None):  # fmt: skip
+    """The DataTree of one checkpoint's estimate, which observed the per-pair losses of PAIR_SETS; `network`: the
+    run's (None: the quadratic network with the centred loss, whose W* and V* the tree also holds)."""
     from arviz_base import from_dict
 
     kept = ~result.diverged
@@ -43,15 +45,17 @@ def pair_trace_tree(result: LLCResult, data: ModularArithmetic, params: dict, st
                  if name in result.observations}  # fmt: skip
     likelihood = {name: -result.observations[f"pairs_{name}"][kept].astype(np.float32) for name in PAIR_SETS}
     constant, dims = {}, {}
-    W, V = params["W"].detach().double().cpu(), params["V"].detach().double().cpu()
+    network = network or Network("quadratic", data.p, params["W"].shape[1], "centred_mse")
+    centre = {name: value.detach().double().cpu() for name, value in params.items()}
     for name in PAIR_SETS:
         a, b, c = data.subset(name)
         constant |= {f"{name}_a": a.numpy(), f"{name}_b": b.numpy(), f"{name}_answer": c.numpy()}
-        constant[f"{name}_loss_at_centre"] = pair_losses(forward_pairs(W, V, a, b), c).numpy()
+        constant[f"{name}_loss_at_centre"] = pair_losses(network.loss, network.forward(centre, a, b), c).numpy()
         dims |= {key: [f"{name}_pair"] for key in (name, f"{name}_a", f"{name}_b", f"{name}_answer",
                                                       f"{name}_loss_at_centre")}  # fmt: skip
-    constant |= {"W": W.float().numpy(), "V": V.float().numpy()}
-    dims |= {"W": ["input", "neuron"], "V": ["output", "neuron"]}
+    if network.model == "quadratic":
+        constant |= {"W": centre["W"].float().numpy(), "V": centre["V"].float().numpy()}
+        dims |= {"W": ["input", "neuron"], "V": ["output", "neuron"]}
     tree = from_dict({"posterior": posterior, "log_likelihood": likelihood, "constant_data": constant}, dims=dims)
     tree.attrs.update(
         nbeta=result.nbeta,
@@ -59,6 +63,8 @@ def pair_trace_tree(result: LLCResult, data: ModularArithmetic, params: dict, st
         n_train=data.n_train,
         p=data.p,
         step=int(step),
+        model=network.model,
+        loss=network.loss,
         observed_every=int(result.observed_every),
         **{name: getattr(settings, name) for name in KEPT_ATTRIBUTES},
     )

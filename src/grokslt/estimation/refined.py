@@ -24,10 +24,12 @@ import torch
 
 from grokslt.errors import BadInput
 from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
+from grokslt.estimation.functional_loss import NetworkLoss
 from grokslt.estimation.linear_v import LinearInVLoss, v_only_estimand
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.data import ModularArithmetic
-from grokslt.training.loss import centred_loss
+from grokslt.training.families import Network
+from grokslt.training.loss import zero_output_loss
 from grokslt.training.model import top_atoms
 
 Params = dict[str, torch.Tensor]
@@ -124,21 +126,37 @@ def refined_problem(
     settings: SamplerSettings,
     device="cpu",
     pair_sets: Sequence[str] = (),
+    network: Network | None = None,
 ) -> RefinedProblem:
-    """The estimate of `settings.weights` on `settings.data` at w* = params {"W", "V"}; per-pair traces on
-    `pair_sets` (names of subsets) where asked."""
-    W, V = params["W"].detach().to(device), params["V"].detach().to(device)
+    """The estimate of `settings.weights` on `settings.data` at w* = params (the quadratic network's {"W", "V"}
+    unless `network` says otherwise); per-pair traces on `pair_sets` (names of subsets) where asked."""
     n = len(data.subset(settings.data)[0])
-    problem = _problem(data, W, V, settings, device, pair_sets, n)
-    problem.loss_fn.zero_function_loss = zero_function_loss(data)  # locality's scale: the whole network's
+    if network is not None and not network.paper_model:
+        check_network_supports(settings, network)
+        centre = {name: value.detach().to(device) for name, value in params.items()}
+        loss_fn = NetworkLoss.training_set(network, data, device, settings.data, pair_sets)
+        problem = RefinedProblem(loss_fn, centre, n)
+    else:
+        W, V = params["W"].detach().to(device), params["V"].detach().to(device)
+        problem = _problem(data, W, V, settings, device, pair_sets, n)
+    loss = network.loss if network is not None else "centred_mse"
+    problem.loss_fn.zero_function_loss = zero_function_loss(data, loss)  # locality's scale: the whole network's
     return problem
 
 
-def zero_function_loss(data: ModularArithmetic) -> float:
-    """The training-set loss of the network with every weight zero: the scale of `locality` for every refined
-    estimate, whatever group it samples or subset it scores."""
-    target = torch.nn.functional.one_hot(data.subset("train")[2], data.p).double()
-    return float(centred_loss(torch.zeros_like(target), target))
+def check_network_supports(settings: SamplerSettings, network: Network) -> None:
+    """Weight groups (and V's closed form) are the quadratic network's with the centred loss: refused for others."""
+    if settings.weights != "all" and not network.paper_model:
+        raise BadInput(
+            f"weights = {settings.weights!r}: weight groups are the quadratic network's with the centred MSE; this "
+            f"run is model {network.model} with loss {network.loss}: use weights all"
+        )
+
+
+def zero_function_loss(data: ModularArithmetic, loss: str = "centred_mse") -> float:
+    """The training-set loss of the network with every weight zero (its outputs are zero for every family): the
+    scale of `locality` for every refined estimate, whatever group it samples or subset it scores."""
+    return zero_output_loss(loss, data.subset("train")[2], data.p)
 
 
 def _problem(data, W, V, settings: SamplerSettings, device, pair_sets, n: int) -> RefinedProblem:

@@ -102,6 +102,14 @@ FIGURES: dict[str, Figure] = {
             {"experiments": ["vary_p", "vary_K"]},
             subcategory="Beyond the paper",
         ),  # fmt: skip
+        Figure(
+            "family",
+            "trajectory.family_fig2",
+            ("summary", "loss_data"),
+            {"experiments": []},
+            per_experiment=True,
+            subcategory="Beyond the paper",
+        ),  # fmt: skip
         one_run_figure("refined", "refined.refined", ("loss_data", "refined", "waic")),
         one_run_figure("influence", "influence.influence", ("loss_data", "pair_traces")),
         Figure(

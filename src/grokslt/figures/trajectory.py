@@ -79,6 +79,15 @@ def offset_note(table: pd.DataFrame) -> str:
     return note
 
 
+LOSS_LABELS = {"centred_mse": "centred loss $L$", "cross_entropy": "cross-entropy"}
+
+
+def family_fig2(read, experiment: str):
+    """Figure 2's panels for the first run of an experiment (another model family's, say), with the band of
+    LLCs over all of the experiment's runs."""
+    return fig2(read, experiment, band_experiment=experiment)
+
+
 def fig2(read, experiment: str, band_experiment: str | None):
     summary, tables = read.summary, read.loss_data
     run = inputs.experiment_rows(summary, experiment, "summary/runs.csv").iloc[0]
@@ -87,10 +96,10 @@ def fig2(read, experiment: str, band_experiment: str | None):
     loss_ax.plot(table["step"], table["train_loss"], color=style.TRAIN, label="train")
     loss_ax.plot(table["step"], table["val_loss"], color=style.VALIDATION, label="validation")
     loss_ax.set_yscale("log")
-    loss_ax.set_ylabel("centred loss $L$")
+    loss_ax.set_ylabel(LOSS_LABELS[run.get("loss", "centred_mse")])
     acc_ax.plot(table["step"], table["train_acc"], color=style.TRAIN)
     acc_ax.plot(table["step"], table["val_acc"], color=style.VALIDATION)
-    if offset_differs(table):
+    if offset_differs(table) and run.get("loss", "centred_mse") == "centred_mse":  # the centred loss frees the offset
         acc_ax.plot(table["step"], table["train_acc_offset"], color=style.TRAIN, alpha=0.8, **OFFSET)
         acc_ax.plot(table["step"], table["val_acc_offset"], color=style.VALIDATION, alpha=0.8, **OFFSET)
         acc_ax.plot([], [], color="0.3", label="accuracy, raw arg-max")

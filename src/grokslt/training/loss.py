@@ -51,3 +51,41 @@ def epoch_centring_factor(n: int, batch_size: int) -> float:
     full, rest = divmod(n, batch_size)
     sizes = [batch_size] * full + ([rest] if rest else [])
     return sum(batch_centring_factor(n, size) for size in sizes) / len(sizes)
+
+
+# -- the loss a run trains with ------------------------------------------------------------------------------
+
+LOSSES = ("centred_mse", "cross_entropy")
+
+
+def pair_losses(kind: str, pred: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """Each sample's share of the loss `kind`, [..., n] from outputs pred [..., n, p] and classes c [n] (or
+    [..., n]): the mean of the shares is the loss of the n samples. For `centred_mse` a share is
+    ||row i of (Y - Yhat) P_perp||^2 / 2, the residual centred over these n samples; for `cross_entropy` it is
+    -log softmax(pred_i)[c_i]."""
+    if kind == "cross_entropy":
+        return -pred.log_softmax(dim=-1).gather(-1, c.expand(pred.shape[:-1]).unsqueeze(-1)).squeeze(-1)
+    return 0.5 * centred_residual(pred, one_hot_like(pred, c)).pow(2).sum(dim=-1)
+
+
+def sample_loss(kind: str, pred: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """The loss `kind` of outputs pred [..., n, p] on classes c: the paper's centred MSE (`centred_loss`) or
+    the mean cross-entropy of the logits, [...]."""
+    if kind not in LOSSES:
+        raise ValueError(f"loss = {kind!r}: expected one of {list(LOSSES)}")
+    if kind == "centred_mse":  # summed as training always summed it (the same bits)
+        return centred_loss(pred, one_hot_like(pred, c))
+    return pair_losses(kind, pred, c).mean(dim=-1)
+
+
+def one_hot_like(pred: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """The one-hot targets of classes c in the shape and dtype of pred (by comparison: `torch.func.vmap` refuses
+    `one_hot`, which reads the classes' maximum)."""
+    classes = torch.arange(pred.shape[-1], device=pred.device)
+    return (c.expand(pred.shape[:-1]).unsqueeze(-1) == classes).to(pred.dtype)
+
+
+def zero_output_loss(kind: str, c: torch.Tensor, p: int) -> float:
+    """The loss of the function that outputs zero, on the samples of classes c: the scale of divergence and of
+    locality (for the centred MSE about 0.5 (1 - 1/p); ln p for the cross-entropy, uniform logits)."""
+    return float(sample_loss(kind, torch.zeros(len(c), p, dtype=torch.float64), c))

@@ -15,6 +15,7 @@ import torch
 from grokslt.errors import BadInput
 from grokslt.io import checkpoint_path, file_sha256, list_checkpoints, load_checkpoint
 from grokslt.training.data import ModularArithmetic
+from grokslt.training.families import Network
 from grokslt.training.train import TrainConfig
 
 log = logging.getLogger(__name__)
@@ -35,15 +36,24 @@ class Run:
     def load(self, step: int) -> dict[str, torch.Tensor]:
         """The parameters at `step`, checked to be this run's model."""
         params = load_checkpoint(self.checkpoints[step])
-        p, hidden = self.config.p, self.config.hidden
-        expected = {"W": (2 * p, hidden), "V": (p, hidden)}
+        expected = self.network.shapes()
         found = {name: tuple(params[name].shape) if name in params else None for name in expected}
         if found != expected:
+            p, hidden, model = self.config.p, self.config.hidden, self.config.model
             raise BadInput(
-                f"{self.checkpoints[step]}: holds {found}, but the run (p = {p}, K = {hidden}) has {expected}: "
-                "the checkpoint belongs to another run"
+                f"{self.checkpoints[step]}: holds {found}, but the run ({model}, p = {p}, K = {hidden}) has "
+                f"{expected}: the checkpoint belongs to another run"
             )
         return params
+
+    @property
+    def network(self) -> Network:
+        return Network.of(self.config)
+
+    @property
+    def batch_size(self) -> int:
+        """The training batch, at most the training set (a full-batch run may name any larger size)."""
+        return min(self.config.batch_size, self.data.n_train)
 
 
 def load_run(path: str | Path) -> Run:

@@ -40,9 +40,10 @@ from grokslt.io import (
 )
 from grokslt.settings import check_fields, setting
 from grokslt.training.data import DatasetSettings, ModularArithmetic
-from grokslt.training.loss import authors_logged_loss, centred_loss
+from grokslt.training.families import ACTIVATIONS, FAMILY_SETTINGS, MODELS, Network, NetworkModule
+from grokslt.training.loss import LOSSES, authors_logged_loss, sample_loss, zero_output_loss
 from grokslt.training.metrics import accuracy, offset_corrected_accuracy
-from grokslt.training.model import QuadraticNet, centred_loss_and_grad, forward_pairs
+from grokslt.training.model import QuadraticNet, centred_loss_and_grad
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,13 @@ STOPPING_SETTINGS = ("max_steps", "early_stop", "early_stop_threshold", "early_s
 class TrainConfig(DatasetSettings):
     """Every setting of a training run (appendix H.1's baseline by default), beside the dataset's."""
 
-    hidden: int = setting(1024, "hidden width K", minimum=1)
+    model: str = setting("quadratic", "network family (grokslt.training.families): quadratic | mlp | transformer",
+                         choices=MODELS)  # fmt: skip
+    loss: str = setting("centred_mse", "training loss: centred_mse (the paper's) | cross_entropy", choices=LOSSES)
+    hidden: int = setting(1024, "hidden width K (the transformer's MLP width)", minimum=1)
+    embed: int | None = setting(None, "embedding width (mlp: 12, transformer's d_model: 64 when not given)", minimum=1)
+    activation: str | None = setting(None, "the mlp's activation (gelu when not given)", choices=ACTIVATIONS)
+    heads: int | None = setting(None, "the transformer's attention heads (4 when not given)", minimum=1)
     optimizer: str = setting("adam", "adam | adamw | sgd, with their own weight decay", choices=OPTIMIZERS)
     lr: float = setting(1e-4, "learning rate", exclusive_minimum=0)
     weight_decay: float = setting(1e-5, "weight decay of the optimizer", minimum=0)
@@ -89,6 +96,16 @@ class TrainConfig(DatasetSettings):
 
     def check(self) -> None:
         super().check()
+        family = MODELS[self.model]
+        for key in FAMILY_SETTINGS:
+            if getattr(self, key) is not None and key not in family.defaults:
+                owners = [name for name, other in MODELS.items() if key in other.defaults]
+                raise BadInput(f"{key} = {getattr(self, key)!r}: a setting of model {' and '.join(owners)}, "
+                               f"not of model {self.model}")  # fmt: skip
+        settings = dict(Network.of(self).settings)
+        if self.model == "transformer" and settings["embed"] % settings["heads"]:
+            raise BadInput(f"embed = {settings['embed']}: the transformer's width must be divisible by its heads "
+                           f"({settings['heads']})")  # fmt: skip
         if self.momentum and self.optimizer != "sgd":
             raise BadInput(f"momentum = {self.momentum!r}: only the sgd optimizer takes momentum")
         if self.eval_every > self.max_steps:
@@ -137,18 +154,19 @@ def build_optimizer(config: TrainConfig, params) -> torch.optim.Optimizer:
 
 
 @torch.no_grad()
-def evaluate(model: QuadraticNet, data: ModularArithmetic) -> dict[str, float]:
-    """Losses and accuracies on the full train and validation sets."""
-    W, V = model.W, model.V
+def evaluate(model, data: ModularArithmetic, network: Network) -> dict[str, float]:
+    """Losses (the run's own, and the authors' logged form of the centred loss) and accuracies on the full
+    train and validation sets."""
+    params = model.params()
     outputs = {}
     for which in ("train", "val"):
         a, b, c = data.subset(which)
-        outputs[which] = (forward_pairs(W, V, a, b), c)
+        outputs[which] = (network.forward(params, a, b), c)
     offset = outputs["train"][0].mean(dim=0)
     row = {}
     for which, (pred, c) in outputs.items():
         target = torch.nn.functional.one_hot(c, data.p).to(pred.dtype)
-        row[f"{which}_loss"] = centred_loss(pred, target).item()
+        row[f"{which}_loss"] = sample_loss(network.loss, pred, c).item()
         row[f"{which}_acc"] = accuracy(pred, c)
         row[f"{which}_acc_offset"] = offset_corrected_accuracy(pred, c, offset)
         row[f"{which}_loss_authors"] = authors_logged_loss(pred, target).item()
@@ -167,11 +185,9 @@ def should_stop(rows: list[dict], config: TrainConfig) -> bool:
     )
 
 
-def zero_function_loss(data: ModularArithmetic) -> float:
-    """The centred training loss of the network that outputs zero everywhere."""
-    _, _, c = data.subset("train")
-    target = torch.nn.functional.one_hot(c, data.p).to(torch.get_default_dtype())
-    return centred_loss(torch.zeros_like(target), target).item()
+def zero_function_loss(data: ModularArithmetic, loss: str = "centred_mse") -> float:
+    """The training loss of the network that outputs zero everywhere."""
+    return zero_output_loss(loss, data.subset("train")[2], data.p)
 
 
 def has_diverged(train_loss: float, zero_loss: float) -> bool:
@@ -184,7 +200,7 @@ def run_metadata(config: TrainConfig, data: ModularArithmetic, outcome: dict) ->
     return {
         "config": dataclasses.asdict(config),
         "dataset": {"p": data.p, "task": data.task, "n_train": data.n_train, "n_val": len(data.val_idx)},
-        "n_params": 3 * data.p * config.hidden,
+        "n_params": Network.of(config).n_params(),
         "outcome": outcome,
         "runtime": {"subnormals": subnormal_mode()},
         "versions": versions(),
@@ -226,7 +242,11 @@ class Trainer:
                 f"split = {config.split}, task = {config.task})"
             )
         torch.manual_seed(config.seed)
-        self.model = QuadraticNet(config.p, config.hidden)
+        self.network = Network.of(config)
+        if config.model == "quadratic":
+            self.model = QuadraticNet(config.p, config.hidden)
+        else:
+            self.model = NetworkModule(self.network, self.network.init())
         batch_rng = torch.Generator()
         batch_rng.set_state(torch.get_rng_state())  # the authors draw batches from the global RNG
         self.sampler = AuthorsBatchSampler(self.data.n_train, config.batch_size, batch_rng)
@@ -235,7 +255,7 @@ class Trainer:
         self.rows: list[dict] = []
         self.finished = False
         self.train_a, self.train_b, self.train_c = self.data.subset("train")
-        self.zero_loss = zero_function_loss(self.data)
+        self.zero_loss = zero_function_loss(self.data, config.loss)
 
     # -- persistence -------------------------------------------------------------------------------
     def state(self) -> dict:
@@ -289,6 +309,13 @@ class Trainer:
     # -- training ----------------------------------------------------------------------------------
     def train_step(self) -> None:
         batch = self.sampler()
+        if not self.network.paper_model:
+            a, b, c = self.train_a[batch], self.train_b[batch], self.train_c[batch]
+            self.optimizer.zero_grad(set_to_none=True)
+            sample_loss(self.config.loss, self.model(a, b), c).backward()
+            self.optimizer.step()
+            self.step += 1
+            return
         W, V = self.model.W, self.model.V
         _, grad_W, grad_V = centred_loss_and_grad(
             W.detach(),
@@ -304,8 +331,8 @@ class Trainer:
     def log_evaluation(self) -> dict:
         row = {
             "step": self.step,
-            "samples_seen": self.step * self.config.batch_size,
-            **evaluate(self.model, self.data),
+            "samples_seen": self.step * min(self.config.batch_size, self.data.n_train),
+            **evaluate(self.model, self.data, self.network),
         }
         row["diverged"] = has_diverged(row["train_loss"], self.zero_loss)
         self.rows.append(row)

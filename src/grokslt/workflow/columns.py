@@ -398,6 +398,8 @@ TABLES = [
         "One row per claim of the paper, statistic and LLC series (`grokslt claims`). With `config/quick.yaml` the "
         "verdicts are a smoke test of the pipeline, not evidence.",
         {
+            "model": "the model family whose runs the row tests: quadratic (every claim) or another family "
+            "(the Figure 2 claims, on all of that family's runs)",
             "preset": "the LLC series tested: the runs' own sampler preset (e.g. paper_code) or certified",
             "note": "details: the fitted line, the interval, or why the data cannot decide",
         },

@@ -27,6 +27,11 @@ ID_SUFFIXES = {
     "split": lambda c: c.split,
     "task": lambda c: c.task,
     "dense_until": lambda c: f"dense{c.dense_until}x{c.dense_every}",
+    "model": lambda c: c.model,
+    "loss": lambda c: {"cross_entropy": "ce", "centred_mse": "mse"}[c.loss],
+    "embed": lambda c: f"e{c.embed}",
+    "activation": lambda c: c.activation,
+    "heads": lambda c: f"h{c.heads}",
 }
 
 

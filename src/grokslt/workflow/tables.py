@@ -11,14 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from grokslt.analysis.theory import closed_form_row
+from grokslt.analysis.theory import closed_form_row, closed_forms_apply, closed_forms_label
 from grokslt.estimation.checkpoint_llc import settings_columns
 from grokslt.estimation.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
 from grokslt.estimation.diagnostics import MINIBATCH_COLUMNS
 from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
-from grokslt.training.data import PAPER_TASK
 from grokslt.training.metrics import grokking_severity, transition_steps
 from grokslt.training.runs import verified_record
 from grokslt.training.train import TrainConfig, versions
@@ -125,7 +124,9 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
     verified_record(run_dir)
     params = pd.read_csv(run_dir / "params.csv").iloc[0]
     table = pd.read_csv(run_dir / "loss_data.csv")
-    config = TrainConfig(**{f.name: _python_scalar(params[f.name]) for f in dataclasses.fields(TrainConfig)})
+    # tables written before a setting existed lack its column: it takes its default
+    known = [f.name for f in dataclasses.fields(TrainConfig) if f.name in params]
+    config = TrainConfig(**{name: _python_scalar(params[name]) for name in known})
     theory = closed_form_row(config.p, config.hidden)
     row = {
         "run": run_id,
@@ -134,6 +135,8 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
         "seed": config.seed,
         "train_frac": config.train_frac,
         "task": config.task,
+        "model": config.model,
+        "loss": config.loss,
         "split": config.split,
         **{key: getattr(config, key) for key in ("early_stop", "early_stop_threshold", "early_stop_patience")},
         "llc_preset": params.get("llc_preset"),
@@ -146,8 +149,8 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
     if len(table):
         row.update(measured_columns(table, config.eval_every))
     closed_forms = ("regime", "generic_llc", "stage2_llc", "lazy_lower", "lazy_upper")
-    applies = config.task == PAPER_TASK
-    row["closed_forms"] = "modular addition" if applies else f"not applied: proven for addition, not {config.task}"
+    applies = closed_forms_apply(config)
+    row["closed_forms"] = closed_forms_label(config)
     row.update({key: theory[key] if applies else None for key in closed_forms})
     return row
 
@@ -205,7 +208,7 @@ def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
         "converged_fraction": float(table["converged"].astype(bool).mean()),
         **{f"final_{name}": final[name] for name in ("loss_excess_fraction", "relative_distance", "local")},
         "local_fraction": float(table["local"].astype(bool).mean()),
-        "final_K_eff": int(final["K_eff"]),
+        "final_K_eff": int(final["K_eff"]) if pd.notna(final["K_eff"]) else None,  # atoms: quadratic nets only
         "final_keff_llc": final["keff_llc"],
     }
     assert list(values) == MEASURED_COLUMNS
@@ -213,9 +216,10 @@ def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
 
 
 def _python_scalar(value):
+    """A pandas cell as the Python value a setting takes: numpy scalars unwrapped, an empty cell None."""
     if isinstance(value, np.generic):
-        return value.item()
-    return value
+        value = value.item()
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def write_summary(runs: dict[str, Path], membership: dict[str, list[str]], out) -> None:

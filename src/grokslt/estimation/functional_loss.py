@@ -1,0 +1,71 @@
+"""The loss function of `grokslt.estimation.llc` for any model family, batched over chains by `torch.func`.
+
+`NetworkLoss(network, a, b, c)` is loss_fn(params [C, ...], idx [C, B]) -> (loss [C], gradients): each chain's
+minibatch loss and its gradient from `vmap(grad_and_value(...))` of the family's forward pass on unbatched
+parameters, so a family needs no hand-derived gradient. The quadratic network keeps its own faster
+`QuadraticNetLoss` (`grokslt.estimation.checkpoint_llc`); on it the two agree to rounding (tested).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+from torch.func import grad_and_value, vmap
+
+from grokslt.training.data import ModularArithmetic
+from grokslt.training.families import Network
+from grokslt.training.loss import pair_losses, sample_loss
+
+
+@dataclass
+class NetworkLoss:
+    """The run's training loss of `network` on the pairs (a, b) with classes c; `pair_sets` ({name: (a, b, c)})
+    are the sets of pairs whose per-pair losses `observe` also reports."""
+
+    network: Network
+    a: torch.Tensor
+    b: torch.Tensor
+    c: torch.Tensor
+    pair_sets: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        def minibatch_loss(params, idx):
+            return sample_loss(self.network.loss, self.network.forward(params, self.a[idx], self.b[idx]), self.c[idx])
+
+        self._value_and_grad = vmap(grad_and_value(minibatch_loss))
+        self._outputs = vmap(self.network.forward, in_dims=(0, None, None))
+
+    @classmethod
+    def training_set(cls, network: Network, data: ModularArithmetic, device="cpu", subset="train", pair_sets=()):
+        """On `subset` of the data's pairs (`ModularArithmetic.subset`), with per-pair traces on `pair_sets`."""
+        pairs = {name: tuple(t.to(device).contiguous() for t in data.subset(name)) for name in {subset, *pair_sets}}
+        return cls(network, *pairs[subset], {name: pairs[name] for name in pair_sets})
+
+    def __call__(self, params, idx):
+        grads, loss = self._value_and_grad(dict(params), idx)
+        return loss.detach(), {name: value.detach() for name, value in grads.items()}
+
+    @torch.no_grad()
+    def observe(self, params, rows_at_once: int = 8) -> dict[str, torch.Tensor]:
+        """Each chain's full loss and accuracy on (a, b, c), [R] each, and its per-pair losses on each of
+        `pair_sets` ([R, m]), `rows_at_once` chains at a time to bound the memory of their outputs. The accuracy
+        of a centred-MSE model is taken after removing each output's mean over the pairs (the loss leaves that
+        offset free), as `grokslt.estimation.observables.fit_on_training_set`."""
+        parts = []
+        rows = next(iter(params.values())).shape[0]
+        for s in range(0, rows, rows_at_once):
+            chunk = {name: value[s : s + rows_at_once] for name, value in params.items()}
+            own = self._outputs(chunk, self.a, self.b)
+            seen = {"loss": sample_loss(self.network.loss, own, self.c), "accuracy": self._accuracy(own)}
+            for name, (a, b, c) in self.pair_sets.items():
+                pred = own if a is self.a else self._outputs(chunk, a, b)
+                seen[f"pairs_{name}"] = pair_losses(self.network.loss, pred, c)
+            parts.append(seen)
+        return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
+
+    def _accuracy(self, pred: torch.Tensor) -> torch.Tensor:
+        if self.network.loss == "centred_mse":
+            pred = pred - pred.mean(dim=-2, keepdim=True)
+        return (pred.argmax(dim=-1) == self.c).double().mean(dim=-1)
