@@ -192,3 +192,41 @@ def test_every_family_is_registered_with_defaults_for_its_own_settings():
     assert MODELS["mlp"].defaults == {"embed": 12, "activation": "gelu"}
     trainer = Trainer(MLP, "/nonexistent")
     assert sorted(trainer.model.params()) == sorted(Network.of(MLP).shapes())
+
+
+@pytest.fixture(scope="module")
+def trained_mlp(tmp_path_factory):
+    config = TrainConfig(p=11, hidden=16, model="mlp", loss="cross_entropy", embed=4, lr=1e-2, batch_size=16,
+                         max_steps=300, eval_every=300, early_stop=False)  # fmt: skip
+    trainer = train(config, tmp_path_factory.mktemp("mlp") / "run", progress=False)
+    return config, trainer.data, trainer.model.params()
+
+
+@pytest.mark.slow
+def test_the_mlps_native_llc_agrees_with_devinterp_within_monte_carlo_error(trained_mlp):
+    from grokslt.estimation.checkpoint_llc import estimate_checkpoints
+    from grokslt.estimation.llc import sampler_settings
+
+    config, data, params = trained_mlp
+    settings = sampler_settings("paper_code", num_draws=200, num_burnin=50)
+    pooled = {}
+    for backend in ("native", "devinterp"):
+        values = []
+        for seed in range(4):
+            [(result, _)] = estimate_checkpoints(data, [(300, params)], settings, 16, seed, backend,
+                                                 network=Network.of(config))  # fmt: skip
+            values.extend(result.llc_per_chain)
+        pooled[backend] = torch.tensor(values, dtype=torch.float64)
+    native, reference = pooled["native"], pooled["devinterp"]
+    stderr = (native.var() / len(native) + reference.var() / len(reference)).sqrt()
+    assert abs(native.mean() - reference.mean()) < 4 * stderr and reference.mean() > 0
+
+
+@pytest.mark.parametrize("sampler", ["sgld", "rmsprop_sgld", "mala", "sgnht"])
+def test_every_sampler_runs_on_a_family_without_a_hand_derived_gradient(trained_mlp, sampler):
+    config, data, params = trained_mlp
+    settings = SamplerSettings(sampler=sampler, step_size=1e-5, localization=100.0, nbeta=10.0, num_chains=2,
+                               num_burnin=5, num_draws=40, observe_every=4)  # fmt: skip
+    loss_fn = NetworkLoss.training_set(Network.of(config), data)
+    result = estimate_llc(loss_fn, params, data.n_train, settings, 16, seed=0)
+    assert math.isfinite(result.llc_mean) and result.observations["loss"].shape == (2, 10)
