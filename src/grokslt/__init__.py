@@ -1,4 +1,5 @@
-"""grokslt: grokking in quadratic networks on modular addition, seen through singular learning theory.
+"""grokslt: grokking on modular arithmetic seen through singular learning theory: the paper's quadratic networks,
+and MLPs and transformers through the same pipeline.
 
 Where things are: the package is grouped by stage, in the order data flows; each folder imports only the
 folders above it in this list (tests/test_layers.py holds the rule).
@@ -7,10 +8,13 @@ folders above it in this list (tests/test_layers.py holds the rule).
   fields every settings class is made of), `runtime` (threads, subnormal floats), `cpu_kernels` (the compiled
   C kernels in `kernels/`, shared by the model's forward pass and the samplers)
 - `training/`: `data` (tasks and the train/validation split), `model` (the quadratic net in gather form),
-  `loss` (the centred MSE), `train` (the loop, checkpoints, resume), `metrics` (accuracy, GSM, grokking step),
-  `runs` (a trained run on disk, as every later stage reads it)
+  `families` (the model registry: quadratic, mlp, transformer), `loss` (the centred MSE, the cross-entropy),
+  `train` (the loop, checkpoints, resume), `metrics` (accuracy, GSM, grokking step), `runs` (a trained run on
+  disk, as every later stage reads it)
 - `estimation/`: `samplers` (SGLD, RMSProp-SGLD, SGNHT, MALA), `llc` (the estimator, presets, bias-reduced LLC),
   `diagnostics` (R-hat, ESS, MCSE by ArviZ), `checkpoint_llc` (the native batched backend over checkpoints),
+  `functional_loss` (any family's loss batched over chains by torch.func), `refined` (weight and data groups),
+  `observables`, `locality`, `pair_traces`, `linear_v` (V alone: the exact estimand),
   `devinterp_backend` (the reference implementation), `exact` (exact MALA references), `calibration`
 - `analysis/`: `hessian` (Hutchinson trace), `theory` (the closed forms and their rank checks), `accuracy`
   (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `claims`
