@@ -17,7 +17,8 @@ folders above it in this list (tests/test_layers.py holds the rule).
   `observables`, `locality`, `pair_traces`, `linear_v` (V alone: the exact estimand),
   `devinterp_backend` (the reference implementation), `exact` (exact MALA references), `calibration`
 - `analysis/`: `hessian` (Hutchinson trace), `theory` (the closed forms and their rank checks), `accuracy`
-  (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `claims`
+  (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `claims`,
+  `waic`, `influence` (Bayesian influence functions from per-pair traces)
 - `figures/`: the figure registry (`FIGURES`) and one module per figure, drawn from tables alone
 - `workflow/`: `config` (validation and the generated schema), `experiments` (sweeps into run ids), `tables`
   (per-run and summary tables), `columns` (what every output column means: docs/columns.md), `plan` (the cost
