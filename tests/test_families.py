@@ -39,7 +39,8 @@ class NotebookMLP(nn.Module):
     def __init__(self, p, embed, hidden):
         super().__init__()
         self.embedding = nn.Embedding(p, embed)
-        self.linear1l, self.linear1r = nn.Linear(embed, hidden), nn.Linear(embed, hidden)
+        self.linear1r = nn.Linear(embed, hidden)  # created before linear1l, as in the notebook
+        self.linear1l = nn.Linear(embed, hidden)
         self.linear2 = nn.Linear(hidden, p, bias=False)
 
     def forward(self, x):
@@ -230,3 +231,28 @@ def test_every_sampler_runs_on_a_family_without_a_hand_derived_gradient(trained_
     loss_fn = NetworkLoss.training_set(Network.of(config), data)
     result = estimate_llc(loss_fn, params, data.n_train, settings, 16, seed=0)
     assert math.isfinite(result.llc_mean) and result.observations["loss"].shape == (2, 10)
+
+
+def test_the_cross_entropy_is_torchs_on_random_logits_and_classes():
+    logits, classes = torch.randn(4, 30, 7, dtype=torch.float64), torch.randint(0, 7, (30,))
+    expected = torch.stack([nn.functional.cross_entropy(row, classes) for row in logits])
+    assert torch.allclose(sample_loss("cross_entropy", logits, classes), expected)
+
+
+def test_l_init_is_not_shrunk_by_the_batch_centring_factor_for_the_cross_entropy():
+    """`init_loss: expected` multiplies L_n by the centred MSE's batch-centring factor only: a cross-entropy
+    minibatch mean is an unbiased estimate of L_n."""
+    settings = SamplerSettings(init_loss="expected")
+    assert settings.init_loss_factor(1123, 128, "cross_entropy") == 1.0
+    assert settings.init_loss_factor(1123, 128, "centred_mse") < 0.995
+    assert NetworkLoss.training_set(Network.of(MLP), MLP.dataset()).loss_kind == "cross_entropy"
+
+
+def test_the_quadratic_network_trains_with_the_cross_entropy_and_resumes_to_the_same_bits(tmp_path):
+    config = TrainConfig(p=7, hidden=8, loss="cross_entropy", lr=1e-2, batch_size=16, max_steps=40, eval_every=20,
+                         early_stop=False)  # fmt: skip
+    whole = train(config, tmp_path / "whole", progress=False)
+    train(TrainConfig(**{**config.__dict__, "max_steps": 20}), tmp_path / "resumed", progress=False)
+    train(config, tmp_path / "resumed", progress=False)
+    assert (tmp_path / "whole" / "train_log.csv").read_bytes() == (tmp_path / "resumed" / "train_log.csv").read_bytes()
+    assert whole.zero_loss == pytest.approx(math.log(7)) and whole.rows[-1]["train_loss"] < whole.rows[0]["train_loss"]

@@ -142,9 +142,13 @@ def write_accuracy(run_dirs, out, nbetas, gamma, methods: dict, repeats: int, re
         raise BadInput("--methods: give at least one method")
     for spec in methods.values():
         method_settings(spec, nbetas[0], gamma)  # every method's settings checked before any work
+    runs = [load_run(run_dir) for run_dir in run_dirs]
+    for run_dir, run in zip(run_dirs, runs, strict=True):
+        if not run.network.paper_model:  # its exact references are the quadratic network's centred loss
+            raise BadInput(f"--runs {run_dir}: model {run.config.model} with loss {run.config.loss}; the estimator "
+                           "accuracy study needs the quadratic network with the centred MSE")  # fmt: skip
     rows = []
-    for run_dir in run_dirs:
-        run = load_run(run_dir)
+    for run_dir, run in zip(run_dirs, runs, strict=True):
         final = list(run.checkpoints)[-1]
         points = {f"{Path(run_dir).name}@{final}": run.load(final),
                   f"{Path(run_dir).name}@init": load_checkpoint(Path(run_dir) / "init.safetensors")}  # fmt: skip

@@ -62,8 +62,11 @@ class Evidence:
 
 
 def models(summary: pd.DataFrame) -> pd.Series:
-    """Each run's model family (summaries written before families existed hold quadratic networks only)."""
-    return summary["model"].fillna("quadratic") if "model" in summary else pd.Series("quadratic", summary.index)
+    """Each run's model family; a quadratic network trained with another loss than the paper's counts as a family
+    of its own, `quadratic/LOSS` (summaries written before families existed hold the paper's model only)."""
+    model = summary["model"].fillna("quadratic") if "model" in summary else pd.Series("quadratic", summary.index)
+    loss = summary["loss"].fillna("centred_mse") if "loss" in summary else pd.Series("centred_mse", summary.index)
+    return model.where((model != "quadratic") | (loss == "centred_mse"), "quadratic/" + loss)
 
 
 def row(claim, preset, statistic, value, uncertainty, verdict, n, note="", model="quadratic") -> dict:

@@ -101,6 +101,8 @@ def find_match(row: pd.Series, runs: list[AuthorsRun]) -> AuthorsRun | None:
     """The authors' run whose settings equal those of our summary row, or None."""
     if not runs or row.get("task", "add") != "add":
         return None
+    if row.get("model", "quadratic") != "quadratic" or row.get("loss", "centred_mse") != "centred_mse":
+        return None  # the authors trained the quadratic network with the centred loss only
     threshold, patience = row["early_stop_threshold"], row["early_stop_patience"]
     for run in runs:
         settings = run.settings

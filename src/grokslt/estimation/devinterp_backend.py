@@ -121,7 +121,7 @@ def devinterp_estimate(
     if settings.init_loss_mode in ("full", "expected"):
         with torch.no_grad():
             init_loss = evaluate(model, (a.to(device), b.to(device), c.to(device)))[0].item()
-        init_loss *= settings.init_loss_factor(len(a), batch_size)
+        init_loss *= settings.init_loss_factor(len(a), batch_size, loss)
     result = run_devinterp(model, loader, evaluate, settings, nbeta, seed, device, init_loss)
     trace = np.asarray(result["loss/trace"], dtype=np.float64)
     llc_per_chain = np.array([result[f"llc-chain/{i}"] for i in range(settings.num_chains)])

@@ -39,6 +39,11 @@ class NetworkLoss:
         self._losses = vmap(minibatch_loss)
         self._outputs = vmap(self.network.forward, in_dims=(0, None, None))
 
+    @property
+    def loss_kind(self) -> str:
+        """The loss the network trained with (L_init's expectation depends on it: `init_loss_factor`)."""
+        return self.network.loss
+
     @classmethod
     def training_set(cls, network: Network, data: ModularArithmetic, device="cpu", subset="train", pair_sets=()):
         """On `subset` of the data's pairs (`ModularArithmetic.subset`), with per-pair traces on `pair_sets`."""

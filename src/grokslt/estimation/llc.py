@@ -275,7 +275,8 @@ def initial_losses(
     rows = next(iter(centers.values())).shape[0]
     if settings.init_loss_mode in ("full", "expected"):
         idx = torch.arange(n, device=generator.device).expand(rows, n)
-        loss = _value(loss_fn(centers, idx)).clone() * settings.init_loss_factor(n, batch_size)
+        kind = getattr(loss_fn, "loss_kind", "centred_mse")
+        loss = _value(loss_fn(centers, idx)).clone() * settings.init_loss_factor(n, batch_size, kind)
         return loss, torch.zeros_like(loss)
     permutation = torch.randperm(n, generator=generator, device=generator.device)
     count = min(settings.num_chains, math.ceil(n / batch_size))

@@ -323,10 +323,11 @@ class SamplerSettings:
     def init_loss_mode(self) -> str:
         return self.init_loss or SAMPLERS[self.sampler].init_loss
 
-    def init_loss_factor(self, n: int, batch_size: int) -> float:
+    def init_loss_factor(self, n: int, batch_size: int, loss: str = "centred_mse") -> float:
         """What L_n(w*) is multiplied by for L_init in the modes computed from it: 1 for `full`, and for
-        `expected` the mean batch-centring factor of the batches the sampler sees (1 for full batches)."""
-        if self.init_loss_mode != "expected" or SAMPLERS[self.sampler].full_batch:
+        `expected` the mean batch-centring factor of the batches the sampler sees (1 for full batches, and for a
+        loss without centring, such as the cross-entropy, whose minibatch mean is unbiased)."""
+        if self.init_loss_mode != "expected" or SAMPLERS[self.sampler].full_batch or loss != "centred_mse":
             return 1.0
         return epoch_centring_factor(n, batch_size)
 

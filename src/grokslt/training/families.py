@@ -10,7 +10,8 @@ Hessian trace) needs only these, so adding a family is one entry here.
 - `mlp`: devinterp's grokking example (examples/grokking.ipynb, reference/devinterp_grokking/SETTINGS.md): one
   embedding [p, e] shared by both operands, a linear layer e -> K with bias for each operand, their sum through
   GELU (or ReLU), a bias-free linear layer K -> p. Initialised as the notebook's modules are, in its order:
-  nn.Embedding (N(0, 1)), then nn.Linear twice and once more (Kaiming-uniform weights, uniform biases).
+  nn.Embedding (N(0, 1)), the linear layer of b, that of a, the output layer (Kaiming-uniform weights, uniform
+  biases).
 - `transformer`: Nanda et al. (2023)'s one-layer transformer: tokens `a b =` (`=` is token p), learned token
   and position embeddings of width d = `embed`, one attention layer of `heads` heads of width d / heads
   (causal), a ReLU MLP of width K with biases, no LayerNorm, and an unembedding read at `=`. Their
@@ -79,7 +80,8 @@ def _mlp_shapes(p: int, hidden: int, settings: dict) -> dict:
 
 def _mlp_init(p: int, hidden: int, settings: dict) -> Params:
     embedding = nn.Embedding(p, settings["embed"])
-    left, right = nn.Linear(settings["embed"], hidden), nn.Linear(settings["embed"], hidden)
+    right = nn.Linear(settings["embed"], hidden)  # the notebook creates linear1r (for b) before linear1l (for a)
+    left = nn.Linear(settings["embed"], hidden)
     output = nn.Linear(hidden, p, bias=False)
     modules = {"embedding": embedding.weight, "left": left.weight, "left_bias": left.bias, "right": right.weight}
     modules |= {"right_bias": right.bias, "output": output.weight}
