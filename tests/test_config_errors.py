@@ -341,3 +341,20 @@ def test_a_refined_residue_outside_the_runs_field_is_one_line_before_any_job():
     config["refined"] = {"experiments": ["nope"]}
     with pytest.raises(ValueError, match=r"refined\.experiments\[0\] = 'nope': no such experiment with runs"):
         check_workflow(config)
+
+
+def test_studies_of_the_paper_model_refuse_other_families():
+    """Weight groups and the estimator accuracy study are the quadratic network's with the centred MSE: a config
+    that points them at an MLP experiment is refused before any job, naming the key."""
+
+    def point_at_the_mlp(config):
+        config["experiments"]["accuracy_nets"] |= {"model": "mlp", "loss": "cross_entropy"}
+        config["refined"]["experiments"] = ["mlp"]
+
+    lines = mistakes(tiny(point_at_the_mlp))
+    assert lines == [
+        "refined.weights = ['V', 'atoms:top']: weight groups are the quadratic network's with the centred MSE; "
+        "refined.experiments include mlp/cross_entropy runs",
+        "estimator_accuracy.experiment = 'accuracy_nets': its runs are mlp/cross_entropy; the study needs the "
+        "quadratic network with the centred MSE",
+    ]

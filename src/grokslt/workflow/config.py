@@ -569,7 +569,7 @@ def check_workflow(config: dict, files=()) -> CheckedConfig:
         blocks = run_llc(checked, membership)
     except ValueError as error:
         lines.append(str(error))
-    lines += refined_errors(checked, runs, membership)
+    lines += refined_errors(checked, runs, membership) + paper_model_errors(checked, runs, membership)
     if lines:
         raise ConfigError("\n".join(lines))
     return CheckedConfig(checked, runs, membership, blocks, skipped)
@@ -585,12 +585,31 @@ def refined_errors(config: dict, runs: dict, membership: dict) -> list[str]:
         kind, _, value = subset.partition(":")
         if kind == "residue" and sizes and int(value) >= min(sizes):
             lines.append(f"refined.data[{i}] = {subset!r}: residue outside 0..p-1 for the runs with p = {min(sizes)}")
+    off_paper = sorted({runs[run].model + "/" + runs[run].loss for name in section["experiments"]
+                        for run in membership.get(name, []) if run in runs
+                        if (runs[run].model, runs[run].loss) != ("quadratic", "centred_mse")})  # fmt: skip
+    groups = [group for group in section["weights"] if group != "all"]
+    if off_paper and groups:
+        lines.append(f"refined.weights = {groups}: weight groups are the quadratic network's with the centred MSE; "
+                     f"refined.experiments include {', '.join(off_paper)} runs")  # fmt: skip
     for name in ("refined", "influence"):
         figure = config["figures"].get(name)
         if figure and figure.get("experiments") and not section["traces"]:
             lines.append(f"figures.{name}: reads per-pair traces, but refined.traces is false; set it true, "
                          f"or figures.{name}: false")  # fmt: skip
     return lines
+
+
+def paper_model_errors(config: dict, runs: dict, membership: dict) -> list[str]:
+    """The estimator accuracy study's exact references are the quadratic network's centred loss: its experiment
+    names only such runs."""
+    experiment = (config.get("estimator_accuracy") or {}).get("experiment")
+    others = sorted({f"{runs[run].model}/{runs[run].loss}" for run in membership.get(experiment, []) if run in runs
+                     and (runs[run].model, runs[run].loss) != ("quadratic", "centred_mse")})  # fmt: skip
+    if not others:
+        return []
+    return [f"estimator_accuracy.experiment = {experiment!r}: its runs are {', '.join(others)}; the study needs the "
+            "quadratic network with the centred MSE"]  # fmt: skip
 
 
 def key_path(path) -> str:
