@@ -130,7 +130,8 @@ def test_params_csv_holds_every_training_setting(finished_tiny):
         table = pd.read_csv(params)
         record = json.loads((params.parent / "run.json").read_text())["config"]
         for f in fields(TrainConfig):
-            assert f.name in table.columns and str(table[f.name].iloc[0]) == str(record[f.name]), f.name
+            cell, given = table[f.name].iloc[0] if f.name in table.columns else "absent", record[f.name]
+            assert pd.isna(cell) if given is None else str(cell) == str(given), f.name  # unset: an empty cell
         llc = pd.read_csv(next((params.parent / "llc").glob("*.csv")))
         if len(llc):
             for f in fields(SamplerSettings):
