@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from grokslt.estimation.llc import sampler_settings
+from grokslt.training.families import Network
 from grokslt.training.train import TrainConfig, Trainer
 
 SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement
@@ -119,7 +120,15 @@ def cpu_seconds() -> float:
 
 
 def step_seconds(fit: tuple[float, float], config: TrainConfig) -> float:
-    return fit[0] + fit[1] * config.batch_size * config.hidden * config.p
+    """A step's seconds at the run's size: batch x K x p for the quadratic network (its GEMMs), and for another
+    family the same in parameters (batch x parameters / 3, which is batch x K x p for the quadratic one): a
+    per-example cost proportional to the parameters, a rough guide for the MLP and the transformer."""
+    return fit[0] + fit[1] * effective_batch(config) * Network.of(config).n_params() / 3
+
+
+def effective_batch(config: TrainConfig) -> int:
+    """The batch a step uses: at most the training set (a full-batch run may name any larger size)."""
+    return min(config.batch_size, int(config.train_frac * config.p**2))
 
 
 def evaluations(config: TrainConfig, steps: int) -> int:
@@ -132,7 +141,7 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
     settings = sampler_settings(llc["preset"] if llc["preset"] != "calibrated" else "paper_code",
                                 **{k: v for k, v in llc.items() if k not in ("preset", "backend", "seed")})  # fmt: skip
     chain_step = step_seconds(machine.chain, config)
-    full_batch = chain_step * int(config.train_frac * config.p**2) / config.batch_size
+    full_batch = chain_step * int(config.train_frac * config.p**2) / effective_batch(config)
     per_estimate = (
         settings.num_chains
         * (settings.num_burnin + settings.num_draws)
