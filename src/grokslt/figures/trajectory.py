@@ -21,9 +21,9 @@ SWEPT = {
     "seed": "seed",
     "task": "task",
 }
+# and llc_std, where an estimate had more than one chain
 COLUMNS = [
-    "step", "train_loss", "val_loss", "train_acc", "val_acc", "llc", "llc_std", "trace_hutchinson", "converged",
-    "local",
+    "step", "train_loss", "val_loss", "train_acc", "val_acc", "llc", "trace_hutchinson", "converged", "local",
 ]  # fmt: skip
 
 
@@ -112,15 +112,12 @@ def fig2(read, experiment: str, band_experiment: str | None):
         low, high = seed_band(tables, band_runs, table["step"].to_numpy())
         band = f"LLC over the {band_experiment} runs: 10-90%"
         llc_ax.fill_between(table["step"], low, high, color="0.85", label=band)
-    llc_ax.fill_between(
-        table["step"],
-        table["llc"] - table["llc_std"],
-        table["llc"] + table["llc_std"],
-        color=style.LLC,
-        alpha=0.3,
-        linewidth=0,
-    )
-    llc_ax.plot(table["step"], table["llc"], color=style.LLC, label=r"LLC $\pm$ chain sd")
+    spread = "llc_std" in table and table["llc_std"].notna().any()  # one chain per estimate has none
+    if spread:
+        low, high = table["llc"] - table["llc_std"], table["llc"] + table["llc_std"]
+        llc_ax.fill_between(table["step"], low, high, color=style.LLC, alpha=0.3, linewidth=0)
+    label = r"LLC $\pm$ chain sd" if spread else "LLC (one chain: no spread)"
+    llc_ax.plot(table["step"], table["llc"], color=style.LLC, label=label)
     style.mark_estimates(llc_ax, table, style.LLC)
     llc_ax.set_ylabel(r"LLC $\hat\lambda$" + style.preset_note(summary[summary["run"] == run["run"]]))
     llc_ax.set_xlabel("training step")
