@@ -301,7 +301,7 @@ def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 
 
 def closed_forms_apply(config) -> bool:
     """Whether the paper's closed forms describe a run: the quadratic network, the centred MSE, modular addition."""
-    return config.model == "quadratic" and config.loss == "centred_mse" and config.task == PAPER_TASK
+    return closed_forms_label(config) == "modular addition"
 
 
 def closed_forms_label(config) -> str:

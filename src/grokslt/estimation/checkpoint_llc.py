@@ -56,7 +56,7 @@ class QuadraticNetLoss:
     @classmethod
     def training_set(cls, data: ModularArithmetic, device="cpu", subset: str = "train", pair_sets=()):
         """On `subset` of the data's pairs (`ModularArithmetic.subset`), with per-pair traces on `pair_sets`."""
-        pairs = {name: tuple(t.to(device).contiguous() for t in data.subset(name)) for name in {subset, *pair_sets}}
+        pairs = data.subsets_on({subset, *pair_sets}, device)
         return cls(*pairs[subset], {name: pairs[name] for name in pair_sets})
 
     def __call__(self, params, idx):

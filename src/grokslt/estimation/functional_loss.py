@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch.func import vmap
 
+from grokslt.estimation.observables import fit_on_training_set
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network
 from grokslt.training.loss import pair_losses, sample_loss
@@ -47,7 +48,7 @@ class NetworkLoss:
     @classmethod
     def training_set(cls, network: Network, data: ModularArithmetic, device="cpu", subset="train", pair_sets=()):
         """On `subset` of the data's pairs (`ModularArithmetic.subset`), with per-pair traces on `pair_sets`."""
-        pairs = {name: tuple(t.to(device).contiguous() for t in data.subset(name)) for name in {subset, *pair_sets}}
+        pairs = data.subsets_on({subset, *pair_sets}, device)
         return cls(network, *pairs[subset], {name: pairs[name] for name in pair_sets})
 
     def __call__(self, params, idx):
@@ -59,23 +60,17 @@ class NetworkLoss:
 
     @torch.no_grad()
     def observe(self, params, rows_at_once: int = 8) -> dict[str, torch.Tensor]:
-        """Each chain's full loss and accuracy on (a, b, c), [R] each, and its per-pair losses on each of
-        `pair_sets` ([R, m]), `rows_at_once` chains at a time to bound the memory of their outputs. The accuracy
-        of a centred-MSE model is taken after removing each output's mean over the pairs (the loss leaves that
-        offset free), as `grokslt.estimation.observables.fit_on_training_set`."""
+        """Each chain's full loss and accuracy on (a, b, c), [R] each (`observables.fit_on_training_set`), and its
+        per-pair losses on each of `pair_sets` ([R, m]), `rows_at_once` chains at a time to bound the memory of
+        their outputs."""
         parts = []
         rows = next(iter(params.values())).shape[0]
         for s in range(0, rows, rows_at_once):
             chunk = {name: value[s : s + rows_at_once] for name, value in params.items()}
             own = self._outputs(chunk, self.a, self.b)
-            seen = {"loss": sample_loss(self.network.loss, own, self.c), "accuracy": self._accuracy(own)}
+            seen = fit_on_training_set(own, self.c, self.network.loss)
             for name, (a, b, c) in self.pair_sets.items():
                 pred = own if a is self.a else self._outputs(chunk, a, b)
                 seen[f"pairs_{name}"] = pair_losses(self.network.loss, pred, c)
             parts.append(seen)
         return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
-
-    def _accuracy(self, pred: torch.Tensor) -> torch.Tensor:
-        if self.network.loss == "centred_mse":
-            pred = pred - pred.mean(dim=-2, keepdim=True)
-        return (pred.argmax(dim=-1) == self.c).double().mean(dim=-1)

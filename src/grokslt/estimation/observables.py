@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 import torch
 
 from grokslt.errors import BadInput
-from grokslt.training.loss import centred_loss
+from grokslt.training.loss import sample_loss
 
 OVERHEAD = 0.25
 MIN_OBSERVATIONS = 4  # per chain: fewer leave R-hat and ESS undefined
@@ -49,14 +49,14 @@ def checked_thinning(observe_every: int | None, n: int, batch_size: int, num_dra
     return every
 
 
-def fit_on_training_set(pred: torch.Tensor, c: torch.Tensor) -> dict[str, torch.Tensor]:
-    """From each chain's outputs on the n training pairs, pred [R, n, p], and their classes c [n]: the centred
-    loss L_n and the training accuracy (arg-max after removing each output's mean over the training set: the
-    centred loss leaves that offset free), [R] each. The `observe` of a loss function whose model gives outputs."""
-    target = torch.nn.functional.one_hot(c, pred.shape[-1]).to(pred.dtype)
-    centred = pred - pred.mean(dim=-2, keepdim=True)
+def fit_on_training_set(pred: torch.Tensor, c: torch.Tensor, loss: str = "centred_mse") -> dict[str, torch.Tensor]:
+    """From each chain's outputs on the n training pairs, pred [R, n, p], and their classes c [n]: the loss L_n
+    (`loss`, the run's) and the training accuracy, [R] each; for the centred MSE the arg-max after removing each
+    output's mean over the training set (the centred loss leaves that offset free). The `observe` of a loss
+    function whose model gives outputs."""
+    centred = pred - pred.mean(dim=-2, keepdim=True) if loss == "centred_mse" else pred
     accuracy = (centred.argmax(dim=-1) == c).double().mean(dim=-1)
-    return {"loss": centred_loss(pred, target), "accuracy": accuracy}
+    return {"loss": sample_loss(loss, pred, c), "accuracy": accuracy}
 
 
 def observe(loss_fn: Callable, params: Params, centers: Params, n: int) -> dict[str, torch.Tensor]:

@@ -29,8 +29,8 @@ from grokslt.estimation.linear_v import LinearInVLoss, v_only_estimand
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network
-from grokslt.training.loss import zero_output_loss
 from grokslt.training.model import top_atoms
+from grokslt.training.train import zero_function_loss
 
 Params = dict[str, torch.Tensor]
 
@@ -140,7 +140,8 @@ def refined_problem(
         W, V = params["W"].detach().to(device), params["V"].detach().to(device)
         problem = _problem(data, W, V, settings, device, pair_sets, n)
     loss = network.loss if network is not None else "centred_mse"
-    problem.loss_fn.zero_function_loss = zero_function_loss(data, loss)  # locality's scale: the whole network's
+    # locality's scale: the whole network's zero function on the training set, whatever group or subset is sampled
+    problem.loss_fn.zero_function_loss = zero_function_loss(data, loss)
     return problem
 
 
@@ -151,12 +152,6 @@ def check_network_supports(settings: SamplerSettings, network: Network) -> None:
             f"weights = {settings.weights!r}: weight groups are the quadratic network's with the centred MSE; this "
             f"run is model {network.model} with loss {network.loss}: use weights all"
         )
-
-
-def zero_function_loss(data: ModularArithmetic, loss: str = "centred_mse") -> float:
-    """The training-set loss of the network with every weight zero (its outputs are zero for every family): the
-    scale of `locality` for every refined estimate, whatever group it samples or subset it scores."""
-    return zero_output_loss(loss, data.subset("train")[2], data.p)
 
 
 def _problem(data, W, V, settings: SamplerSettings, device, pair_sets, n: int) -> RefinedProblem:

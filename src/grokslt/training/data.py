@@ -122,6 +122,11 @@ class ModularArithmetic:
         pairs = self.pairs[idx]
         return pairs[:, 0], pairs[:, 1], self.targets[idx]
 
+    def subsets_on(self, names, device="cpu") -> dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """The named subsets (`subset`) as contiguous tensors on `device`, by name: what a loss function of
+        `grokslt.estimation` holds."""
+        return {name: tuple(t.to(device).contiguous() for t in self.subset(name)) for name in names}
+
 
 DATA_SUBSETS = ("train", "val", "all", "residue:c")
 

@@ -186,7 +186,8 @@ def should_stop(rows: list[dict], config: TrainConfig) -> bool:
 
 
 def zero_function_loss(data: ModularArithmetic, loss: str = "centred_mse") -> float:
-    """The training loss of the network that outputs zero everywhere."""
+    """The training loss of the network that outputs zero everywhere (every family's with every weight zero): the
+    scale of divergence, and of locality for every LLC estimate, whatever weight group or data subset it samples."""
     return zero_output_loss(loss, data.subset("train")[2], data.p)
 
 
