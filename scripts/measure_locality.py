@@ -38,20 +38,48 @@ SETTINGS = {
     "V_sgld_nb160_e4e-4": {"weights": "V", "step_size": 4e-4, "nbeta": 160.0, "localization": 5.0, "num_draws": 4000},
     "V_sgld_nb160_e2e-4": {"weights": "V", "step_size": 2e-4, "nbeta": 160.0, "localization": 5.0, "num_draws": 4000},
     "V_sgld_nb160_e1e-4": {"weights": "V", "step_size": 1e-4, "nbeta": 160.0, "localization": 5.0, "num_draws": 4000},
-    "V_mala_nb160": {"weights": "V", "sampler": "mala", "step_size": 4e-4, "nbeta": 160.0, "localization": 5.0,
-                     "num_draws": 4000},
-    "V_sgld_nb1e4_g1e4_e2e-5": {"weights": "V", "step_size": 2e-5, "nbeta": 1e4, "localization": 1e4,
-                                "num_draws": 2000},
-    "V_sgld_nb1e4_g1e4_e1e-5": {"weights": "V", "step_size": 1e-5, "nbeta": 1e4, "localization": 1e4,
-                                "num_draws": 2000},
+    "V_mala_nb160": {
+        "weights": "V",
+        "sampler": "mala",
+        "step_size": 4e-4,
+        "nbeta": 160.0,
+        "localization": 5.0,
+        "num_draws": 4000,
+    },
+    "V_sgld_nb1e4_g1e4_e2e-5": {
+        "weights": "V",
+        "step_size": 2e-5,
+        "nbeta": 1e4,
+        "localization": 1e4,
+        "num_draws": 2000,
+    },
+    "V_sgld_nb1e4_g1e4_e1e-5": {
+        "weights": "V",
+        "step_size": 1e-5,
+        "nbeta": 1e4,
+        "localization": 1e4,
+        "num_draws": 2000,
+    },
     # SGLD at twice the local step: the step-extrapolated value 2 lambda(eps) - lambda(2 eps)
     "sgld_nb1e4_g1e4_e2e-5": {"step_size": 2e-5, "nbeta": 1e4, "localization": 1e4, "num_draws": 2000},
     # MALA on all weights at the local settings: the exact-sampler check of SGLD there (unadjusted burn-in)
-    "mala_nb1e4_g1e4_e3e-6": {"sampler": "mala", "step_size": 3e-6, "nbeta": 1e4, "localization": 1e4,
-                              "num_burnin": 500, "num_draws": 2000},
+    "mala_nb1e4_g1e4_e3e-6": {
+        "sampler": "mala",
+        "step_size": 3e-6,
+        "nbeta": 1e4,
+        "localization": 1e4,
+        "num_burnin": 500,
+        "num_draws": 2000,
+    },
     # the same, long enough for ESS >= 100 (at the stop: --steps 15900)
-    "mala_nb1e4_g1e4_e3e-6_long": {"sampler": "mala", "step_size": 3e-6, "nbeta": 1e4, "localization": 1e4,
-                                   "num_burnin": 500, "num_draws": 6000},
+    "mala_nb1e4_g1e4_e3e-6_long": {
+        "sampler": "mala",
+        "step_size": 3e-6,
+        "nbeta": 1e4,
+        "localization": 1e4,
+        "num_burnin": 500,
+        "num_draws": 6000,
+    },
 }
 COLUMNS = [
     "setting", "seed", "step", "sampler", "step_size", "nbeta", "localization", "num_draws", "seconds", "llc_mean",

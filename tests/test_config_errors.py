@@ -49,6 +49,10 @@ MISTAKES = {
         lambda c: c["experiments"]["vary_lr_wd"].update(llc={"step": 1e-3}),
         "experiments.vary_lr_wd.llc.step: unknown key; did you mean",
     ),
+    "a thinning below 1": (
+        lambda c: c["experiments"]["vary_lr_wd"].update(llc={"every": 0}),
+        "experiments.vary_lr_wd.llc.every = 0: expected an integer >= 1",
+    ),
     "a setting of another sampler": (
         lambda c: c["llc"].update(diffusion_factor=0.1),
         "diffusion_factor = 0.1: a setting of sampler sgnht, not of sgld",

@@ -247,7 +247,9 @@ def run_calibrate(args: argparse.Namespace) -> None:
 def run_tables(args: argparse.Namespace) -> None:
     from grokslt.workflow.tables import write_run_tables
 
-    write_run_tables(args.id, args.run, args.llc, args.hessian, args.theory, args.params_out, args.loss_out)
+    write_run_tables(
+        args.id, args.run, args.llc, args.hessian, args.theory, args.params_out, args.loss_out, args.llc_every
+    )
 
 
 @command("refined-table", "join a run's refined LLC tables (weight groups, data subsets) into refined.csv")
@@ -436,6 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--id", required=True, help="run id")
     tables.add_argument("--run", required=True)
     tables.add_argument("--llc", nargs="+", required=True, help="LLC chunk CSVs")
+    tables.add_argument("--llc-every", type=int, default=1, help="the LLC trajectory's thinning (llc: every)")
     tables.add_argument("--hessian", nargs="+", required=True, help="Hessian chunk CSVs")
     tables.add_argument("--theory", required=True, help="per-checkpoint theory CSV")
     tables.add_argument("--params-out", required=True)

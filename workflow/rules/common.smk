@@ -13,8 +13,9 @@ from grokslt.figures import OPTIONAL, READS, experiment_settings, instances
 from grokslt.analysis.hessian import HessianSettings
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import fields, mapping_to_arguments, to_arguments
-from grokslt.training.runs import logged_checkpoints
+from grokslt.training.runs import estimated_steps, logged_checkpoints
 from grokslt.workflow.config import ConfigError, check_workflow
+from grokslt.workflow.experiments import LLC_CHOICE_KEYS
 from snakemake.logging import logger
 
 # Every config mistake, one line each, before any job: keys given twice in a config file, the schema,
@@ -91,8 +92,9 @@ def train_args(wildcards):
 def llc_args(run):
     """The sampler flags of a run's experiment (its `llc:` over the global one)."""
     block = RUN_LLC[run]
-    overrides = {key: value for key, value in block.items() if key not in ("preset", "backend", "seed")}
+    overrides = {key: value for key, value in block.items() if key not in LLC_CHOICE_KEYS}
     job = ["--preset", block["preset"], "--backend", block["backend"], "--seed", str(block["seed"])]
+    job += ["--every", str(block["every"])] if block["every"] > 1 else []
     if block["preset"] == "calibrated":
         job += ["--calibration", calibration_file("json")]
     return [*job, *mapping_to_arguments(SamplerSettings, overrides)]
@@ -122,14 +124,17 @@ def hessian_args():
 
 
 # -- checkpoints and tables of runs ------------------------------------------------------------------------
-def checkpoint_count(run):
-    """Checkpoints of a trained run (one per logged evaluation but a diverged one); known once its training
-    has finished."""
-    return len(logged_checkpoints(Path(checkpoints.train.get(run=run).output.log)))
+def checkpoint_count(run, stage):
+    """Checkpoints a stage estimates on a trained run (one per logged evaluation but a diverged one, the LLC's
+    thinned by its `every`); known once its training has finished."""
+    log = Path(checkpoints.train.get(run=run).output.log)
+    if stage == "llc":
+        return len(estimated_steps(log, RUN_LLC[run]["every"]))
+    return len(logged_checkpoints(log))
 
 
 def chunk_files(run, stage, suffix=".csv"):
-    n = max(1, math.ceil(checkpoint_count(run) / config[stage]["chunk_size"]))
+    n = max(1, math.ceil(checkpoint_count(run, stage) / config[stage]["chunk_size"]))
     return [f"{run_dir(run)}/{stage}/chunk{i}of{n}{suffix}" for i in range(n)]
 
 

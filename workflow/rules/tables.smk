@@ -19,9 +19,11 @@ rule run_tables:
         runtime=10,
     params:
         run=lambda wildcards: run_dir(wildcards.run),
+        every=lambda wildcards: RUN_LLC[wildcards.run]["every"],
     shell:
-        "grokslt tables --id {wildcards.run:q} --run {params.run:q} --llc {input.llc:q} --hessian {input.hessian:q} "
-        "--theory {input.theory:q} --params-out {output.params:q} --loss-out {output.loss:q} > {log:q} 2>&1"
+        "grokslt tables --id {wildcards.run:q} --run {params.run:q} --llc {input.llc:q} --llc-every {params.every} "
+        "--hessian {input.hessian:q} --theory {input.theory:q} --params-out {output.params:q} "
+        "--loss-out {output.loss:q} > {log:q} 2>&1"
 
 
 # summary/runs.csv covers every run; summary/FIGURE.csv the runs of one figure's experiments.

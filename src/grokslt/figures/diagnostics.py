@@ -36,6 +36,7 @@ def load_traces(paths) -> tuple[np.ndarray, np.ndarray]:
 def diagnostics(read, experiment: str, checkpoints: int):
     """The run is the experiment's first, whose tables the workflow passes."""
     [table] = read.loss_data.values()
+    table = inputs.estimated(table)
     params, trace_files = read.csv("params"), read.path("traces")
     inputs.require_columns(table, ["step", "llc_init_loss"], "loss_data.csv")
     inputs.require_columns(params, ["llc_nbeta"], "params.csv")

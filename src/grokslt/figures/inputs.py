@@ -78,6 +78,12 @@ def read_loss_tables(paths: Iterable[str | Path]) -> dict[str, pd.DataFrame]:
     return tables
 
 
+def estimated(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a loss table that carry an LLC estimate: every checkpoint, or those a thinned trajectory
+    (`llc: every`) chose."""
+    return table[table["llc"].notna()]
+
+
 def loss_table(tables: dict[str, pd.DataFrame], run: str, columns: Iterable[str]) -> pd.DataFrame:
     if run not in tables:
         raise ValueError(f"loss tables: run {run!r} is missing (have {sorted(tables)[:5]}...)")

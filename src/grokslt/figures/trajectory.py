@@ -32,7 +32,7 @@ def seed_band(tables: dict[str, pd.DataFrame], runs: list[str], steps: np.ndarra
     stopped earlier contribute up to their last step)."""
     curves = []
     for run in runs:
-        table = inputs.loss_table(tables, run, ["step", "llc"])
+        table = inputs.estimated(inputs.loss_table(tables, run, ["step", "llc"]))
         curve = np.interp(steps, table["step"], table["llc"], right=np.nan)
         curves.append(curve)
     stacked = np.vstack(curves)
@@ -112,13 +112,14 @@ def fig2(read, experiment: str, band_experiment: str | None):
         low, high = seed_band(tables, band_runs, table["step"].to_numpy())
         band = f"LLC over the {band_experiment} runs: 10-90%"
         llc_ax.fill_between(table["step"], low, high, color="0.85", label=band)
-    spread = "llc_std" in table and table["llc_std"].notna().any()  # one chain per estimate has none
+    rows = inputs.estimated(table)
+    spread = "llc_std" in rows and rows["llc_std"].notna().any()  # one chain per estimate has none
     if spread:
-        low, high = table["llc"] - table["llc_std"], table["llc"] + table["llc_std"]
-        llc_ax.fill_between(table["step"], low, high, color=style.LLC, alpha=0.3, linewidth=0)
+        low, high = rows["llc"] - rows["llc_std"], rows["llc"] + rows["llc_std"]
+        llc_ax.fill_between(rows["step"], low, high, color=style.LLC, alpha=0.3, linewidth=0)
     label = r"LLC $\pm$ chain sd" if spread else "LLC (one chain: no spread)"
-    llc_ax.plot(table["step"], table["llc"], color=style.LLC, label=label)
-    style.mark_estimates(llc_ax, table, style.LLC)
+    llc_ax.plot(rows["step"], rows["llc"], color=style.LLC, label=label)
+    style.mark_estimates(llc_ax, rows, style.LLC)
     llc_ax.set_ylabel(r"LLC $\hat\lambda$" + style.preset_note(summary[summary["run"] == run["run"]]))
     llc_ax.set_xlabel("training step")
     trace_ax = llc_ax.twinx()
@@ -176,8 +177,9 @@ def small_multiples(read, experiment: str):
                 ax.set_axis_off()
                 continue
         table = inputs.loss_table(tables, row["run"], COLUMNS)
-        ax.plot(table["step"], table["llc"], color=style.LLC, linewidth=0.8)
-        style.mark_estimates(ax, table, style.LLC, labelled=False, size=1.5)
+        rows = inputs.estimated(table)
+        ax.plot(rows["step"], rows["llc"], color=style.LLC, linewidth=0.8)
+        style.mark_estimates(ax, rows, style.LLC, labelled=False, size=1.5)
         ax.set_ylabel("LLC", fontsize=6)
         acc = ax.twinx()
         acc.plot(table["step"], table["train_acc"], color=style.TRAIN, linewidth=0.8)

@@ -112,18 +112,21 @@ def logged_checkpoints(log_file: Path) -> list[int]:
 
 
 def thinned_steps(run: Run, every: int) -> list[int]:
-    """Every `every`-th checkpoint, the last, and the checkpoints at and beside the run's transitions
-    (memorisation, val 50% and 95%, saturation): dense where the LLC moves, sparse elsewhere."""
+    """`thin_steps` of a run's checkpoints."""
     import pandas as pd
 
+    return thin_steps(pd.read_csv(run.path / "train_log.csv"), list(run.checkpoints), every)
+
+
+def thin_steps(log, available: list[int], every: int) -> list[int]:
+    """Every `every`-th of the `available` checkpoints, the last, and those at and beside the transitions of
+    the training `log` (memorisation, val 50% and 95%, saturation): dense where the LLC moves, sparse elsewhere."""
     from grokslt.training.metrics import transition_steps
 
     if every < 1:
         raise BadInput(f"--every {every}: expected a positive integer")
-    available = list(run.checkpoints)
     if not available:
         return []
-    log = pd.read_csv(run.path / "train_log.csv")
     log = log[log["step"].isin(available)]
     chosen = set(available[::every]) | {available[-1]}
     for step in transition_steps(log["step"], log["train_acc"], log["val_acc"]).values():
@@ -131,6 +134,15 @@ def thinned_steps(run: Run, every: int) -> list[int]:
             i = available.index(step)
             chosen |= set(available[max(0, i - 1) : i + 2])
     return sorted(chosen)
+
+
+def estimated_steps(log_file: Path, every: int = 1) -> list[int]:
+    """The checkpoints of a finished run whose LLC an LLC trajectory with `every` estimates (`thin_steps`;
+    every one for 1), read from its training log alone, as the workflow plans its jobs."""
+    import pandas as pd
+
+    available = logged_checkpoints(log_file)
+    return available if every == 1 else thin_steps(pd.read_csv(log_file), available, every)
 
 
 def decisive_steps(run: Run, llc_peak: bool = True) -> dict[str, int]:
@@ -157,12 +169,12 @@ def decisive_steps(run: Run, llc_peak: bool = True) -> dict[str, int]:
 
 
 def select_run_steps(run: Run, steps: str | None, chunk: str | None, every: int | None = None) -> list[int]:
-    """The checkpoints one job works on (`select_steps`, `decisive_steps` for steps 'transitions', or
-    `thinned_steps` with `every`); a step at which the run diverged is refused."""
+    """The checkpoints one job works on (`select_steps`, `decisive_steps` for steps 'transitions', or a chunk
+    of `thinned_steps` with `every`); a step at which the run diverged is refused."""
     if every is not None:
-        if steps is not None or chunk is not None:
-            raise BadInput("--every: give it without --steps and --chunk")
-        return thinned_steps(run, every)
+        if steps is not None:
+            raise BadInput("--every: give it without --steps")
+        return select_steps(thinned_steps(run, every), None, chunk)
     if steps == "transitions":
         if chunk is not None:
             raise BadInput("--steps transitions: give it without --chunk")

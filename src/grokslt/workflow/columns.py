@@ -46,7 +46,8 @@ DESCRIPTIONS = {
     "train_loss_authors": "the training loss as the authors' logs report it: their evaluation one example at a time, each output vector centred over its own entries, divided by p",
     "val_loss_authors": "the validation loss as the authors' logs report it (see train_loss_authors)",
     "diverged": "True on the evaluation where training diverged (loss not finite or above 1000 times the zero function's loss): no checkpoint, no estimates",
-    "llc": "the LLC estimate at the checkpoint (llc_mean of the LLC tables; dimensionless)",
+    "llc": "the LLC estimate at the checkpoint (llc_mean of the LLC tables; dimensionless; blank, with its other LLC columns, at checkpoints a thinned trajectory skips: llc.every)",
+    "llc_every": "the LLC trajectory's thinning (llc.every): every k-th checkpoint, the last and those beside the transitions (1: all)",
     # an LLC estimate (runs/RUN/llc/*.csv, certified.csv, sensitivity.csv, calibration.csv)
     "llc_mean": "the LLC estimate: mean over the chains that did not diverge of nbeta (mean draw loss - L_init) (dimensionless)",
     "llc_std": "standard deviation of the per-chain estimates (blank with one chain)",

@@ -89,6 +89,12 @@ def llc_properties(job_keys: bool) -> dict:
         },  # fmt: skip
         "backend": {"enum": BACKENDS, "default": "native", "description": "native | devinterp (the reference)"},
         "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains at step s: seed (seed, s)"},
+        "every": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 1,
+            "description": "estimate every k-th checkpoint, the last and those beside the transitions (1: all)",
+        },
         **json_schema(SamplerSettings),
     }
     if job_keys:
@@ -105,7 +111,7 @@ def llc_properties(job_keys: bool) -> dict:
             "description": "checkpoints per GPU batch",
         }
     else:
-        for key in ("preset", "backend", "seed"):
+        for key in ("preset", "backend", "seed", "every"):
             properties[key] = {k: v for k, v in properties[key].items() if k != "default"}
     return properties
 

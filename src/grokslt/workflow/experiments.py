@@ -236,6 +236,7 @@ def check_references(config: dict, membership: dict[str, list[str]], given: dict
 
 
 LLC_JOB_KEYS = ("chunk_size", "stack")
+LLC_CHOICE_KEYS = ("preset", "backend", "seed", "every")  # the rest of an llc block are sampler settings
 
 
 def experiment_llc(config: dict, experiment: str) -> dict:
@@ -245,7 +246,7 @@ def experiment_llc(config: dict, experiment: str) -> dict:
 
     block = {**config["llc"], **(config["experiments"][experiment] or {}).get("llc", {})}
     block = {key: value for key, value in block.items() if key not in LLC_JOB_KEYS}
-    overrides = {key: value for key, value in block.items() if key not in ("preset", "backend", "seed")}
+    overrides = {key: value for key, value in block.items() if key not in LLC_CHOICE_KEYS}
     try:
         # a calibrated preset is known only once the calibration has run: check the overrides alone
         base = SamplerSettings() if block["preset"] == "calibrated" else block["preset"]

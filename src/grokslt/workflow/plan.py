@@ -25,6 +25,7 @@ import torch
 from grokslt.estimation.llc import sampler_settings
 from grokslt.training.families import Network
 from grokslt.training.train import TrainConfig, Trainer
+from grokslt.workflow.experiments import LLC_CHOICE_KEYS
 
 SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement
 BUSY = 0.5  # load per core above which a measurement is slowed by other work
@@ -139,7 +140,7 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
     """CPU seconds of one run's jobs, and its job count."""
     checkpoints = evaluations(config, steps)
     settings = sampler_settings(llc["preset"] if llc["preset"] != "calibrated" else "paper_code",
-                                **{k: v for k, v in llc.items() if k not in ("preset", "backend", "seed")})  # fmt: skip
+                                **{k: v for k, v in llc.items() if k not in LLC_CHOICE_KEYS})  # fmt: skip
     chain_step = step_seconds(machine.chain, config)
     full_batch = chain_step * int(config.train_frac * config.p**2) / effective_batch(config)
     per_estimate = (
@@ -148,15 +149,23 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
         * (full_batch if settings.sampler == "mala" else chain_step)
     )
     train = steps * step_seconds(machine.train, config) + checkpoints * 2 * full_batch
-    llc_jobs = max(1, math.ceil(checkpoints / chunk))
+    estimates = thinned_count(checkpoints, llc["every"])
+    llc_jobs = max(1, math.ceil(estimates / chunk))
     return {
         "steps": steps,
         "checkpoints": checkpoints,
+        "llc_estimates": estimates,
         "train_seconds": train,
-        "llc_seconds": checkpoints * per_estimate,
+        "llc_seconds": estimates * per_estimate,
         "hessian_seconds": checkpoints * hessian_probes * 4 * full_batch,
         "jobs": 4 + llc_jobs + 1,  # dataset, train, checkpoint theory, tables; llc chunks; hessian
     }
+
+
+def thinned_count(checkpoints: int, every: int) -> int:
+    """At most how many of a run's checkpoints `thin_steps` estimates: every `every`-th, the last, and at
+    most four transitions with a neighbour either side."""
+    return min(checkpoints, math.ceil(checkpoints / every) + 1 + 4 * 3) if every > 1 else checkpoints
 
 
 def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int, str]] | None = None) -> dict:
@@ -178,7 +187,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
         experiments[name] = {
             "runs": len(rows),
             "checkpoints": sum(r["checkpoints"] for r in rows),
-            "llc_estimates": sum(r["checkpoints"] for r in rows),
+            "llc_estimates": sum(r["llc_estimates"] for r in rows),
             "hessian_estimates": sum(r["checkpoints"] for r in rows),
             "cpu_seconds": sum(map(run_seconds, rows)),
         }
@@ -370,12 +379,15 @@ def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
 
 
 def describe(result: dict) -> str:
-    lines = [f"{'experiment':16s} {'runs':>5s} {'checkpoints':>12s} {'CPU hours':>10s}"]
+    lines = [f"{'experiment':16s} {'runs':>5s} {'checkpoints':>12s} {'LLC estimates':>14s} {'CPU hours':>10s}"]
     for name, row in result["experiments"].items():
-        lines.append(f"{name:16s} {row['runs']:5d} {row['checkpoints']:12d} {row['cpu_seconds'] / 3600:10.2f}")
+        lines.append(
+            f"{name:16s} {row['runs']:5d} {row['checkpoints']:12d} {row['llc_estimates']:14d} "
+            f"{row['cpu_seconds'] / 3600:10.2f}"
+        )
     lines.append(
-        f"total: {result['runs']} runs, {result['jobs']} jobs, {result['checkpoints']} checkpoints (LLC and Hessian "
-        f"estimates each), {result['cpu_hours']:.2f} CPU hours; wall on {result['cores']} cores "
+        f"total: {result['runs']} runs, {result['jobs']} jobs, {result['checkpoints']} checkpoints (a Hessian trace "
+        f"at each; LLCs as above), {result['cpu_hours']:.2f} CPU hours; wall on {result['cores']} cores "
         f"{result['wall_seconds'] / 3600:.2f} h ({result['wall_seconds'] / 60:.1f} min); steps: {result['stops']}"
     )
     lines.append(f"\n{'figure target':28s} {'runs':>5s} {'CPU hours':>10s} {'wall on ' + str(result['cores']):>12s}")

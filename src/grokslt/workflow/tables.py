@@ -19,7 +19,7 @@ from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
-from grokslt.training.runs import verified_record
+from grokslt.training.runs import estimated_steps, verified_record
 from grokslt.training.train import TrainConfig, versions
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
@@ -55,9 +55,11 @@ def write_refined_table(parts, out) -> None:
     write_csv(out, table.to_dict("records"), list(table.columns))
 
 
-def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> pd.DataFrame:
-    """One row per checkpoint: the training log joined with the LLC, Hessian-trace and theory columns."""
-    log = pd.read_csv(Path(run_dir) / "train_log.csv")
+def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv, llc_every: int = 1) -> pd.DataFrame:
+    """One row per checkpoint: the training log joined with the LLC (at the checkpoints `estimated_steps`
+    selects for `llc_every`, empty elsewhere), Hessian-trace and theory columns."""
+    log_file = Path(run_dir) / "train_log.csv"
+    log = pd.read_csv(log_file)
     chain_columns = [c for c in llc.columns if c.startswith("llc_chain_")]
     wanted = [
         "step",
@@ -77,7 +79,8 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> 
     theory = pd.read_csv(theory_csv)[["step", "K_eff", "keff_llc"]]
     table = log.merge(llc, on="step", how="left").merge(hessian, on="step", how="left")
     table = table.merge(theory, on="step", how="left")
-    unestimated = table["llc"].isna() | table["trace_hutchinson"].isna()
+    unestimated = table["step"].isin(estimated_steps(log_file, llc_every)) & table["llc"].isna()
+    unestimated |= table["trace_hutchinson"].isna()
     missing = table.loc[unestimated & ~table["diverged"], "step"].tolist()
     if missing:
         raise ValueError(f"{run_dir}: no LLC or Hessian-trace row for steps {missing[:5]}")
@@ -85,13 +88,13 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv) -> 
     return table
 
 
-def params_row(run_id: str, run_dir, llc: pd.DataFrame, hessian: pd.DataFrame) -> dict:
+def params_row(run_id: str, run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, llc_every: int = 1) -> dict:
     meta = json.loads((Path(run_dir) / "run.json").read_text())
     config = meta["config"]
     row = {"run": run_id, **config, **meta["dataset"], "n_params": meta["n_params"]}
     row.update(status=meta["outcome"]["status"], status_step=meta["outcome"]["step"])
     if len(llc):
-        row.update({f"llc_{c}": llc[c].iloc[0] for c in SAMPLER_COLUMNS})
+        row.update({f"llc_{c}": llc[c].iloc[0] for c in SAMPLER_COLUMNS}, llc_every=llc_every)
     if len(hessian):
         row.update(hessian_preset=hessian["hessian_preset"].iloc[0], num_probes=int(hessian["num_probes"].iloc[0]))
     row.update({f"version_{k}": v for k, v in {**meta["versions"], **versions(), **_devinterp()}.items()})
@@ -108,12 +111,12 @@ def _devinterp() -> dict:
         return {}
 
 
-def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, theory_csv, params_out, loss_out) -> None:
+def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, theory_csv, params_out, loss_out, llc_every=1) -> None:
     verified_record(Path(run_dir))
     llc, hessian = read_csvs(llc_csvs), read_csvs(hessian_csvs)
-    table = loss_data(run_dir, llc, hessian, theory_csv)
+    table = loss_data(run_dir, llc, hessian, theory_csv, llc_every)
     write_csv(loss_out, table.to_dict("records"), list(table.columns))
-    row = params_row(run_id, run_dir, llc, hessian)
+    row = params_row(run_id, run_dir, llc, hessian, llc_every)
     write_csv(params_out, [row], list(row))
 
 
@@ -190,6 +193,7 @@ def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
     averages over the regular evaluations every `eval_every` steps, as the paper's logged epochs,
     leaving out the extra early ones of a dense schedule."""
     regular = table[table["step"] % eval_every == 0]
+    estimated = table[table["llc"].notna()]  # every checkpoint, or those a thinned trajectory (llc: every) chose
     final, peak = table.iloc[-1], table.loc[table["llc"].idxmax()]
     peak_trace = table.loc[table["trace_hutchinson"].idxmax()]
     values = {
@@ -205,9 +209,9 @@ def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
         "gsm": grokking_severity(regular["train_acc"], regular["val_acc"]),
         **transition_steps(table["step"], table["train_acc"], table["val_acc"]),
         **{f"final_{name}": final[name] for name in DIAGNOSTIC_COLUMNS},
-        "converged_fraction": float(table["converged"].astype(bool).mean()),
+        "converged_fraction": float(estimated["converged"].astype(bool).mean()),
         **{f"final_{name}": final[name] for name in ("loss_excess_fraction", "relative_distance", "local")},
-        "local_fraction": float(table["local"].astype(bool).mean()),
+        "local_fraction": float(estimated["local"].astype(bool).mean()),
         "final_K_eff": int(final["K_eff"]) if pd.notna(final["K_eff"]) else None,  # atoms: quadratic nets only
         "final_keff_llc": final["keff_llc"],
     }

@@ -1,0 +1,73 @@
+"""A thinned LLC trajectory (`llc: every`): which checkpoints it estimates, how its jobs split them, and the
+run tables that join it with the Hessian trace at every checkpoint."""
+
+import warnings
+
+import pandas as pd
+import pytest
+
+from grokslt.analysis.hessian import write_hessian_table
+from grokslt.analysis.theory import write_checkpoint_theory
+from grokslt.errors import BadInput
+from grokslt.estimation.checkpoint_llc import write_llc_table
+from grokslt.training.metrics import transition_steps
+from grokslt.training.runs import estimated_steps, load_run, logged_checkpoints, select_run_steps, thinned_steps
+from grokslt.training.train import TrainConfig, train
+from grokslt.workflow.plan import thinned_count
+from grokslt.workflow.tables import loss_data
+
+TINY_SAMPLER = {"num_chains": 2, "num_burnin": 0, "num_draws": 16}
+
+
+@pytest.fixture(scope="module")
+def memorised(tmp_path_factory):
+    """A p = 11 run with 20 checkpoints that memorises early."""
+    config = TrainConfig(p=11, hidden=64, lr=1e-2, batch_size=32, max_steps=1000, eval_every=50, early_stop=False)
+    path = tmp_path_factory.mktemp("run")
+    train(config, path, False)
+    return path
+
+
+def test_the_workflow_plans_the_checkpoints_the_llc_job_estimates(memorised):
+    log = memorised / "train_log.csv"
+    assert estimated_steps(log, 1) == logged_checkpoints(log)
+    thinned = estimated_steps(log, 4)
+    assert thinned == thinned_steps(load_run(memorised), 4)
+    assert len(thinned) < len(logged_checkpoints(log))
+
+
+def test_a_thinned_trajectory_keeps_every_kth_the_last_and_both_sides_of_each_transition(memorised):
+    log = pd.read_csv(memorised / "train_log.csv")
+    available = logged_checkpoints(memorised / "train_log.csv")
+    thinned = estimated_steps(memorised / "train_log.csv", 4)
+    transitions = [s for s in transition_steps(log["step"], log["train_acc"], log["val_acc"]).values() if s]
+    assert transitions, "the fixture run must reach a transition"
+    assert set(available[::4]) <= set(thinned) and available[-1] in thinned
+    for step in transitions:
+        i = available.index(step)
+        assert set(available[max(0, i - 1) : i + 2]) <= set(thinned)
+    assert len(thinned) <= thinned_count(len(available), 4)
+
+
+def test_chunks_of_a_thinned_trajectory_cover_it_once(memorised):
+    run = load_run(memorised)
+    chunks = [select_run_steps(run, None, f"{i}/3", every=4) for i in range(3)]
+    assert sum(chunks, []) == thinned_steps(run, 4)
+    with pytest.raises(BadInput, match="--every: give it without --steps"):
+        select_run_steps(run, "20", None, every=4)
+
+
+def test_the_run_table_leaves_skipped_checkpoints_blank_and_refuses_a_missing_chosen_one(memorised, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few draws make poor diagnostics
+        write_llc_table(memorised, tmp_path / "llc.csv", overrides=TINY_SAMPLER, every=4)
+    write_hessian_table(memorised, tmp_path / "hessian.csv")
+    write_checkpoint_theory(memorised, tmp_path / "theory.csv")
+    llc, hessian = pd.read_csv(tmp_path / "llc.csv"), pd.read_csv(tmp_path / "hessian.csv")
+    table = loss_data(memorised, llc, hessian, tmp_path / "theory.csv", llc_every=4)
+    assert table.loc[table["llc"].notna(), "step"].tolist() == estimated_steps(memorised / "train_log.csv", 4)
+    assert table["trace_hutchinson"].notna().all()
+    with pytest.raises(ValueError, match="no LLC or Hessian-trace row"):
+        loss_data(memorised, llc, hessian, tmp_path / "theory.csv", llc_every=1)
+    with pytest.raises(ValueError, match="no LLC or Hessian-trace row"):
+        loss_data(memorised, llc.iloc[1:], hessian, tmp_path / "theory.csv", llc_every=4)
