@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grokslt.analysis.claims import CLAIMS, Evidence, evaluate, ols, wilson
+from grokslt.analysis.claims import CLAIMS, Evidence, evaluate, ols, smoothed_peak, wilson
 
 
 def summary_row(run, experiment, **values):
@@ -219,3 +219,46 @@ def test_the_trajectory_claims_are_decided_for_each_model_family_on_its_own_runs
     assert {r["claim"] for r in rows if r["model"] == "mlp"} == {
         "fig2_peak_before_generalisation", "fig2_mirrors_val_loss", "fig2_trace_aligned_then_diverges"
     }  # fmt: skip
+
+
+def lr_grid_evidence(converged: bool = True) -> Evidence:
+    """Six (batch, weight decay) groups of three learning rates whose GSM falls with lr; each run's LLC rises
+    to a peak that falls with lr, but one run (batch 16, lr 1e-2) falls from its first estimate."""
+    rows, llc = [], {}
+    for batch in (16, 32, 64, 128, 256, 512):
+        for lr in (1e-4, 1e-3, 1e-2):
+            run = f"bs{batch}_lr{lr:g}"
+            rows.append(summary_row(run, "vary_lr_wd", batch_size=batch, lr=lr, gsm=-np.log10(lr) / 10))
+            top = 100 * (1 - np.log10(lr) / 10)
+            shape = [0.2, 0.6, 1.0, 0.7, 0.5, 0.4] if (batch, lr) != (16, 1e-2) else [1.0, 0.8, 0.6, 0.5, 0.4, 0.3]
+            llc[run] = series(np.arange(1, 7) * 100, top * np.array(shape)).assign(converged=converged)
+    return Evidence(pd.DataFrame(rows), {}, llc, None)
+
+
+def test_gsm_and_peak_llc_fall_with_lr_pooled_and_in_each_group():
+    rows = evaluate(lr_grid_evidence().summary, {}, {"paper_code": lr_grid_evidence().llc}, None)
+    gsm = [r for r in rows if r["claim"] == "fig9_gsm_falls_with_lr" and "reaching" not in r["statistic"]]
+    pooled, *groups = gsm
+    assert pooled["value"] == 1.0 and pooled["n"] == 6 and pooled["verdict"] == "holds", pooled
+    assert len(groups) == 6 and {g["verdict"] for g in groups} == {"holds"} and {g["value"] for g in groups} == {-1}
+    assert "batch 16, wd 1e-05" in groups[0]["statistic"]
+    [peak] = [r for r in rows if r["claim"] == "fig9_peak_llc_falls_with_lr" and r["statistic"].startswith("share")
+              and "reaching" not in r["statistic"]]  # fmt: skip
+    assert peak["verdict"] == "holds" and "1 of 18 runs peak at their first estimate (censored" in peak["note"]
+    assert peak["n"] == 5  # the batch-16 group keeps two learning rates once its censored run is left out
+
+
+def test_unconverged_estimates_leave_the_peak_undecided_but_not_the_gsm():
+    evidence = lr_grid_evidence(converged=False)
+    rows = evaluate(evidence.summary, {}, {"paper_code": evidence.llc}, None)
+    verdicts = {r["claim"]: set() for r in rows}
+    for r in rows:
+        verdicts[r["claim"]].add(r["verdict"])
+    assert verdicts["fig9_gsm_falls_with_lr"] == {"holds"}
+    assert verdicts["fig9_peak_llc_falls_with_lr"] == {"inconclusive"}
+
+
+def test_the_peak_llc_is_that_of_the_smoothed_trajectory_and_censored_at_the_first_estimate():
+    spike = series(np.arange(11) * 100, [1, 2, 3, 4, 5, 20, 5, 4, 3, 2, 1])
+    assert smoothed_peak(spike) == (pytest.approx((4 + 5 + 20 + 5 + 4) / 5), False)
+    assert smoothed_peak(series(np.arange(5) * 100, [10, 8, 6, 4, 2]))[1]
