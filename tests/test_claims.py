@@ -6,7 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grokslt.analysis.claims import CLAIMS, Evidence, evaluate, ols, smoothed_peak, wilson
+from grokslt.analysis.claims import (
+    CLAIMS,
+    Evidence,
+    effective_pairs,
+    evaluate,
+    ols,
+    smoothed_peak,
+    trend_slope,
+    wilson,
+)
 
 
 def summary_row(run, experiment, **values):
@@ -114,6 +123,37 @@ def test_trace_after_saturation():
     )
     [row] = CLAIMS["fig2_trace_aligned_then_diverges"](evidence, "paper_code")
     assert row["verdict"] == "holds", row
+    assert row["note"].startswith("Hutchinson trace")
+
+
+def test_the_trace_claim_reads_the_exact_trace_where_the_run_has_it():
+    """Hutchinson's estimate rises after saturation, the exact trace stays flat: the exact one decides."""
+    steps = np.arange(100, 3100, 100)
+    llc = np.where(steps < 800, steps / 10.0, 80.0) + np.random.default_rng(0).normal(0, 0.1, len(steps))
+    exact = np.where(steps < 800, steps / 5.0, 160.0) + np.random.default_rng(1).normal(0, 0.5, len(steps))
+    hutchinson = exact + np.where(steps < 800, 0.0, (steps - 800) / 10.0)
+    loss = pd.DataFrame({"step": steps, "trace_hutchinson": hutchinson, "trace_exact": exact, "val_loss": 0.1})
+    evidence = Evidence(pd.DataFrame([summary_row("long", "baseline_long")]), {"long": loss},
+                        {"long": series(steps, llc)}, None)  # fmt: skip
+    [row] = CLAIMS["fig2_trace_aligned_then_diverges"](evidence, "paper_code")
+    assert row["verdict"] == "fails" and row["note"].startswith("exact trace"), row
+
+
+def test_trend_errors_keep_their_coverage_under_autocorrelated_residuals():
+    """No trend, AR(1) residuals (phi 0.8): OLS's own error calls a trend in about half the series, the
+    corrected error in close to the nominal 5%; the lag-1 rule counts about n (1 - 0.64) / (1 + 0.64) pairs."""
+    rng = np.random.default_rng(1)
+    x, calls = np.arange(200.0), []
+    for _ in range(300):
+        noise = np.zeros(200)
+        for t in range(1, 200):
+            noise[t] = 0.8 * noise[t - 1] + rng.standard_normal()
+        slope, se = trend_slope(x, noise)
+        (ols_slope, _), (ols_se, _), _ = ols(x, noise)
+        calls.append((abs(slope) > 1.96 * se, abs(ols_slope) > 1.96 * ols_se))
+    corrected, naive = np.mean(calls, axis=0)
+    assert naive > 0.3 and corrected < 0.1, (corrected, naive)
+    assert effective_pairs(noise, noise) == pytest.approx(200 * 0.36 / 1.64, rel=0.25)
 
 
 def test_every_claim_answers_on_empty_evidence():
