@@ -1,0 +1,96 @@
+"""The tables of measured/vary_lr_wd from a finished `config/fig9_grid.yaml` run: the scorecard against the
+authors' logs summarised per metric, the Figure 9 claims, what each stage cost (CPU seconds of the jobs the
+finished workflow used, from Snakemake's benchmark files) against `grokslt plan`, and the workflow's figures.
+
+    snakemake fig9 trajectories_vary_lr_wd scorecard claims --cores 2 --configfile config/fig9_grid.yaml
+    grokslt plan --configfile config/fig9_grid.yaml --cores 2 --json > plan.json   # on an idle machine
+    python scripts/summarise_fig9.py --results results/fig9_grid --plan plan.json --out measured/vary_lr_wd
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from grokslt.io import write_csv
+from grokslt.training.runs import estimated_steps, logged_checkpoints
+
+FIGURES = ("fig9.png", "trajectories_vary_lr_wd.png", "scorecard.png")
+
+
+def scorecard_by_metric(scorecard: pd.DataFrame) -> list[dict]:
+    """Per metric: runs compared, the median and worst |relative deviation|, and the share within 1% and 5%."""
+    rows = []
+    compared = scorecard[scorecard["relative_deviation"].notna()]
+    for metric, group in compared.groupby("metric", sort=False):
+        deviation = group["relative_deviation"].abs()
+        worst = group.loc[deviation.idxmax()]
+        rows.append({"metric": metric, "runs": len(group), "median_abs_relative": round(deviation.median(), 4),
+                     "worst_abs_relative": round(deviation.max(), 4), "worst_run": worst["run"],
+                     "within_1pct": int((deviation <= 0.01).sum()),
+                     "within_5pct": int((deviation <= 0.05).sum())})  # fmt: skip
+    return rows
+
+
+def current_outputs(results: Path, chunk_sizes: dict[str, int], every: int) -> dict[str, set[str]]:
+    """{stage: the benchmark names (RUN/chunkIofN) of the chunk jobs the finished workflow's tables read}:
+    files of an earlier chunking (before the LLC was thinned) are on disk too and are left out."""
+    names = {"llc": set(), "hessian": set()}
+    for run in (results / "runs").iterdir():
+        log = run / "train_log.csv"
+        if not log.exists():
+            continue
+        counts = {"llc": len(estimated_steps(log, every)), "hessian": len(logged_checkpoints(log))}
+        for stage, count in counts.items():
+            n = max(1, math.ceil(count / chunk_sizes[stage]))
+            names[stage] |= {f"{run.name}/chunk{i}of{n}" for i in range(n)}
+    return names
+
+
+def stage_costs(results: Path, chunk_sizes: dict[str, int], every: int) -> list[dict]:
+    """Per stage: jobs, CPU and wall seconds summed over their benchmark files."""
+    current = current_outputs(results, chunk_sizes, every)
+    rows = []
+    for stage in sorted(p.name for p in (results / "benchmarks").iterdir() if p.is_dir()):
+        files = sorted((results / "benchmarks" / stage).rglob("*.tsv"))
+        if stage in current:
+            files = [f for f in files if f"{f.parent.name}/{f.stem}" in current[stage]]
+        tables = [pd.read_csv(f, sep="\t").iloc[-1] for f in files]
+        rows.append({"stage": stage, "jobs": len(tables), "cpu_seconds": round(sum(t["cpu_time"] for t in tables)),
+                     "wall_seconds": round(sum(t["s"] for t in tables))})  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--plan", type=Path, required=True, help="grokslt plan --json of the same config")
+    parser.add_argument("--every", type=int, default=10, help="the grid's llc: every")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    scorecard = pd.read_csv(args.results / "scorecard" / "scorecard.csv")
+    metrics = scorecard_by_metric(scorecard)
+    write_csv(args.out / "scorecard_by_metric.csv", metrics, list(metrics[0]))
+    costs = stage_costs(args.results, {"llc": 50, "hessian": 200}, args.every)
+    plan = json.loads(args.plan.read_text())
+    total = {"stage": "total", **{k: sum(r[k] for r in costs) for k in ("jobs", "cpu_seconds", "wall_seconds")}}
+    planned = {"stage": "planned (grokslt plan)", "jobs": plan["jobs"], "cpu_seconds": round(plan["cpu_seconds"]),
+               "wall_seconds": round(plan["wall_seconds"])}  # fmt: skip
+    write_csv(args.out / "cost.csv", [*costs, total, planned], list(total))
+    shutil.copy(args.results / "scorecard" / "scorecard.csv", args.out / "scorecard.csv")
+    shutil.copy(args.results / "claims" / "claims.csv", args.out / "claims.csv")
+    shutil.copy(args.results / "summary" / "runs.csv", args.out / "runs.csv")
+    for figure in FIGURES:
+        shutil.copy(args.results / "figures" / figure, args.out / figure)
+    print(pd.DataFrame(metrics).to_string(index=False))
+    print(pd.DataFrame([*costs, total, planned]).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
