@@ -21,8 +21,9 @@ TINY_SAMPLER = {"num_chains": 2, "num_burnin": 0, "num_draws": 16}
 
 @pytest.fixture(scope="module")
 def memorised(tmp_path_factory):
-    """A p = 11 run with 20 checkpoints that memorises early."""
-    config = TrainConfig(p=11, hidden=64, lr=1e-2, batch_size=32, max_steps=1000, eval_every=50, early_stop=False)
+    """A p = 11 run that memorises early: a dense schedule (every 25 steps up to 200), then every 50 to 1000."""
+    config = TrainConfig(p=11, hidden=64, lr=1e-2, batch_size=32, max_steps=1000, eval_every=50, dense_until=200,
+                         dense_every=25, early_stop=False)  # fmt: skip
     path = tmp_path_factory.mktemp("run")
     train(config, path, False)
     return path
@@ -36,17 +37,20 @@ def test_the_workflow_plans_the_checkpoints_the_llc_job_estimates(memorised):
     assert len(thinned) < len(logged_checkpoints(log))
 
 
-def test_a_thinned_trajectory_keeps_every_kth_the_last_and_both_sides_of_each_transition(memorised):
+def test_a_thinned_trajectory_keeps_the_dense_schedule_every_kth_after_the_last_and_each_transition(memorised):
     log = pd.read_csv(memorised / "train_log.csv")
     available = logged_checkpoints(memorised / "train_log.csv")
     thinned = estimated_steps(memorised / "train_log.csv", 4)
     transitions = [s for s in transition_steps(log["step"], log["train_acc"], log["val_acc"]).values() if s]
     assert transitions, "the fixture run must reach a transition"
-    assert set(available[::4]) <= set(thinned) and available[-1] in thinned
+    dense, regular = [s for s in available if s <= 200], [s for s in available if s > 200]
+    assert dense == [25, 50, 75, 100, 125, 150, 175, 200]
+    assert set(dense) | set(regular[::4]) <= set(thinned) and available[-1] in thinned
+    assert not set(regular[1:4]) & set(thinned) - {s for t in transitions for s in (t - 50, t, t + 50)}
     for step in transitions:
         i = available.index(step)
         assert set(available[max(0, i - 1) : i + 2]) <= set(thinned)
-    assert len(thinned) <= thinned_count(len(available), 4)
+    assert len(thinned) <= thinned_count(len(regular), 4) + len(dense)
 
 
 def test_chunks_of_a_thinned_trajectory_cover_it_once(memorised):

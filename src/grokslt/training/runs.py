@@ -112,14 +112,13 @@ def logged_checkpoints(log_file: Path) -> list[int]:
 
 
 def thinned_steps(run: Run, every: int) -> list[int]:
-    """`thin_steps` of a run's checkpoints."""
-    import pandas as pd
-
-    return thin_steps(pd.read_csv(run.path / "train_log.csv"), list(run.checkpoints), every)
+    """`estimated_steps` of a run."""
+    return estimated_steps(run.path / "train_log.csv", every)
 
 
-def thin_steps(log, available: list[int], every: int) -> list[int]:
-    """Every `every`-th of the `available` checkpoints, the last, and those at and beside the transitions of
+def thin_steps(log, available: list[int], every: int, dense_until: int = 0) -> list[int]:
+    """Of the `available` checkpoints: every one of the dense early schedule (steps <= dense_until, there to
+    resolve an early LLC peak), every `every`-th after it, the last, and those at and beside the transitions of
     the training `log` (memorisation, val 50% and 95%, saturation): dense where the LLC moves, sparse elsewhere."""
     from grokslt.training.metrics import transition_steps
 
@@ -128,7 +127,8 @@ def thin_steps(log, available: list[int], every: int) -> list[int]:
     if not available:
         return []
     log = log[log["step"].isin(available)]
-    chosen = set(available[::every]) | {available[-1]}
+    regular = [step for step in available if step > dense_until]
+    chosen = {step for step in available if step <= dense_until} | set(regular[::every]) | {available[-1]}
     for step in transition_steps(log["step"], log["train_acc"], log["val_acc"]).values():
         if step is not None:
             i = available.index(step)
@@ -138,11 +138,14 @@ def thin_steps(log, available: list[int], every: int) -> list[int]:
 
 def estimated_steps(log_file: Path, every: int = 1) -> list[int]:
     """The checkpoints of a finished run whose LLC an LLC trajectory with `every` estimates (`thin_steps`;
-    every one for 1), read from its training log alone, as the workflow plans its jobs."""
+    every one for 1), read from its training log and record alone, as the workflow plans its jobs."""
     import pandas as pd
 
     available = logged_checkpoints(log_file)
-    return available if every == 1 else thin_steps(pd.read_csv(log_file), available, every)
+    if every == 1:
+        return available
+    dense_until = json.loads((Path(log_file).parent / "run.json").read_text())["config"].get("dense_until", 0)
+    return thin_steps(pd.read_csv(log_file), available, every, dense_until)
 
 
 def decisive_steps(run: Run, llc_peak: bool = True) -> dict[str, int]:

@@ -149,7 +149,8 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
         * (full_batch if settings.sampler == "mala" else chain_step)
     )
     train = steps * step_seconds(machine.train, config) + checkpoints * 2 * full_batch
-    estimates = thinned_count(checkpoints, llc["every"])
+    early = evaluations(config, min(steps, config.dense_until)) if config.dense_until else 0
+    estimates = thinned_count(checkpoints, llc["every"], early)
     llc_jobs = max(1, math.ceil(estimates / chunk))
     return {
         "steps": steps,
@@ -162,10 +163,12 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
     }
 
 
-def thinned_count(checkpoints: int, every: int) -> int:
-    """At most how many of a run's checkpoints `thin_steps` estimates: every `every`-th, the last, and at
-    most four transitions with a neighbour either side."""
-    return min(checkpoints, math.ceil(checkpoints / every) + 1 + 4 * 3) if every > 1 else checkpoints
+def thinned_count(checkpoints: int, every: int, early: int = 0) -> int:
+    """At most how many of a run's checkpoints `thin_steps` estimates: the `early` ones of the dense schedule,
+    every `every`-th after them, the last, and at most four transitions with a neighbour either side."""
+    if every == 1:
+        return checkpoints
+    return min(checkpoints, early + math.ceil((checkpoints - early) / every) + 1 + 4 * 3)
 
 
 def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int, str]] | None = None) -> dict:
