@@ -26,6 +26,7 @@ def our_value(table: pd.DataFrame, quantity: str, step: int) -> tuple[float, int
     if quantity in ("memorisation_step", "grok_step_50"):
         steps = transition_steps(table["step"], table["train_acc"], table["val_acc"])
         return steps[quantity], steps[quantity]
+    table = table[table[quantity].notna()]  # a thinned LLC trajectory (llc.every) skips checkpoints
     nearest = table.iloc[(table["step"] - step).abs().argmin()]
     return float(nearest[quantity]), int(nearest["step"])
 

@@ -22,7 +22,8 @@ SMOOTH = 3  # checkpoints in the centred rolling mean whose maximum is the peak 
 
 def landmarks(table: pd.DataFrame, column: str = "llc") -> dict:
     """The LLC's smoothed peak (step and raw value there), its value at the last checkpoint, and the share of
-    estimates that are local and converged."""
+    estimates that are local and converged (a thinned trajectory's skipped checkpoints left out)."""
+    table = table[table[column].notna()].reset_index(drop=True)
     smooth = table[column].rolling(SMOOTH, center=True, min_periods=1).mean()
     peak = table.loc[smooth.idxmax()]
     last = table.iloc[-1]

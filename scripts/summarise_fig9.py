@@ -4,7 +4,7 @@ finished workflow used, from Snakemake's benchmark files) against `grokslt plan`
 
     snakemake fig9 trajectories_vary_lr_wd scorecard claims --cores 2 --configfile config/fig9_grid.yaml
     grokslt plan --configfile config/fig9_grid.yaml --cores 2 --json > plan.json   # on an idle machine
-    python scripts/summarise_fig9.py --results results/fig9_grid --plan plan.json --out measured/vary_lr_wd
+    python scripts/summarise_fig9.py --configfile config/fig9_grid.yaml --plan plan.json --out measured/vary_lr_wd
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from grokslt.io import write_csv
 from grokslt.training.runs import estimated_steps, logged_checkpoints
@@ -26,7 +27,7 @@ FIGURES = ("fig9.png", "trajectories_vary_lr_wd.png", "scorecard.png")
 def scorecard_by_metric(scorecard: pd.DataFrame) -> list[dict]:
     """Per metric: runs compared, the median and worst |relative deviation|, and the share within 1% and 5%."""
     rows = []
-    compared = scorecard[scorecard["relative_deviation"].notna()]
+    compared = scorecard[(scorecard["run"] != "worst") & scorecard["relative_deviation"].notna()]
     for metric, group in compared.groupby("metric", sort=False):
         deviation = group["relative_deviation"].abs()
         worst = group.loc[deviation.idxmax()]
@@ -68,16 +69,18 @@ def stage_costs(results: Path, chunk_sizes: dict[str, int], every: int) -> list[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--configfile", type=Path, required=True, help="the grid's config")
     parser.add_argument("--plan", type=Path, required=True, help="grokslt plan --json of the same config")
-    parser.add_argument("--every", type=int, default=10, help="the grid's llc: every")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    config = yaml.safe_load(args.configfile.read_text())
+    args.results = Path(config["results"])
     scorecard = pd.read_csv(args.results / "scorecard" / "scorecard.csv")
     metrics = scorecard_by_metric(scorecard)
     write_csv(args.out / "scorecard_by_metric.csv", metrics, list(metrics[0]))
-    costs = stage_costs(args.results, {"llc": 50, "hessian": 200}, args.every)
+    chunk_sizes = {stage: config[stage]["chunk_size"] for stage in ("llc", "hessian")}
+    costs = stage_costs(args.results, chunk_sizes, config["experiments"]["vary_lr_wd"]["llc"]["every"])
     plan = json.loads(args.plan.read_text())
     total = {"stage": "total", **{k: sum(r[k] for r in costs) for k in ("jobs", "cpu_seconds", "wall_seconds")}}
     planned = {"stage": "planned (grokslt plan)", "jobs": plan["jobs"], "cpu_seconds": round(plan["cpu_seconds"]),

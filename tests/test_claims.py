@@ -13,6 +13,7 @@ from grokslt.analysis.claims import (
     evaluate,
     ols,
     smoothed_peak,
+    spearman,
     trend_slope,
     wilson,
 )
@@ -127,10 +128,10 @@ def test_trace_after_saturation():
 
 
 def test_the_trace_claim_reads_the_exact_trace_where_the_run_has_it():
-    """Hutchinson's estimate rises after saturation, the exact trace stays flat: the exact one decides."""
+    """Hutchinson's estimate rises after saturation, the exact trace falls: the exact one decides."""
     steps = np.arange(100, 3100, 100)
     llc = np.where(steps < 800, steps / 10.0, 80.0) + np.random.default_rng(0).normal(0, 0.1, len(steps))
-    exact = np.where(steps < 800, steps / 5.0, 160.0) + np.random.default_rng(1).normal(0, 0.5, len(steps))
+    exact = np.where(steps < 800, steps / 5.0, 160.0 - (steps - 800) / 50.0)
     hutchinson = exact + np.where(steps < 800, 0.0, (steps - 800) / 10.0)
     loss = pd.DataFrame({"step": steps, "trace_hutchinson": hutchinson, "trace_exact": exact, "val_loss": 0.1})
     evidence = Evidence(pd.DataFrame([summary_row("long", "baseline_long")]), {"long": loss},
@@ -262,11 +263,11 @@ def test_the_trajectory_claims_are_decided_for_each_model_family_on_its_own_runs
 
 
 def lr_grid_evidence(converged: bool = True) -> Evidence:
-    """Six (batch, weight decay) groups of three learning rates whose GSM falls with lr; each run's LLC rises
+    """Six (batch, weight decay) groups of five learning rates whose GSM falls with lr; each run's LLC rises
     to a peak that falls with lr, but one run (batch 16, lr 1e-2) falls from its first estimate."""
     rows, llc = [], {}
     for batch in (16, 32, 64, 128, 256, 512):
-        for lr in (1e-4, 1e-3, 1e-2):
+        for lr in (1e-4, 5e-4, 1e-3, 5e-3, 1e-2):
             run = f"bs{batch}_lr{lr:g}"
             rows.append(summary_row(run, "vary_lr_wd", batch_size=batch, lr=lr, gsm=-np.log10(lr) / 10))
             top = 100 * (1 - np.log10(lr) / 10)
@@ -280,12 +281,23 @@ def test_gsm_and_peak_llc_fall_with_lr_pooled_and_in_each_group():
     gsm = [r for r in rows if r["claim"] == "fig9_gsm_falls_with_lr" and "reaching" not in r["statistic"]]
     pooled, *groups = gsm
     assert pooled["value"] == 1.0 and pooled["n"] == 6 and pooled["verdict"] == "holds", pooled
-    assert len(groups) == 6 and {g["verdict"] for g in groups} == {"holds"} and {g["value"] for g in groups} == {-1}
-    assert "batch 16, wd 1e-05" in groups[0]["statistic"]
-    [peak] = [r for r in rows if r["claim"] == "fig9_peak_llc_falls_with_lr" and r["statistic"].startswith("share")
-              and "reaching" not in r["statistic"]]  # fmt: skip
-    assert peak["verdict"] == "holds" and "1 of 18 runs peak at their first estimate (censored" in peak["note"]
-    assert peak["n"] == 5  # the batch-16 group keeps two learning rates once its censored run is left out
+    assert len(groups) == 6 and {g["verdict"] for g in groups} == {"holds"}
+    assert [g["value"] for g in groups] == pytest.approx([-1] * 6)
+    assert "batch 16, wd 1e-05" in groups[0]["statistic"] and "p (rho < 0) = 0.00833" in groups[0]["note"]
+    peak = [r for r in rows if r["claim"] == "fig9_peak_llc_falls_with_lr"]
+    left_out, kept = peak[0], next(r for r in peak if "censored peaks kept" in r["statistic"])
+    assert (
+        left_out["verdict"] == "holds"
+        and "1 of 30 runs peak at their first estimate (censored, left out" in (left_out["note"])
+    )
+    assert left_out["n"] == 6 and "kept at their observed value" in kept["note"]
+
+
+def test_an_exact_p_value_never_lets_three_points_decide():
+    """Three learning rates in order happen once in six orderings: p = 1/6, not scipy's approximate 0."""
+    assert spearman([1, 2, 3], [3, 2, 1]) == (pytest.approx(-1.0), pytest.approx(1 / 6), pytest.approx(1.0))
+    rho, falling, _ = spearman([1, 2, 3, 4, 5], [5, 4, 3, 2, 1])
+    assert rho == pytest.approx(-1.0) and falling == pytest.approx(1 / 120)
 
 
 def test_unconverged_estimates_leave_the_peak_undecided_but_not_the_gsm():

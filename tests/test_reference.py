@@ -71,6 +71,28 @@ def test_a_dense_early_schedule_of_ours_is_scored_at_their_steps():
     assert all(r["deviation"] == 0 for r in rows if r["run"] == "ours")
 
 
+def test_a_thinned_trajectory_is_scored_where_it_has_estimates():
+    """Our LLC at every 10th step and the markers: the peak is compared over the steps both estimated, a skipped
+    marker says so, and the rest scores zero against the same log."""
+    baseline = next(run for run in load_reference(REFERENCE) if run.name == "flatness_test")
+    log = baseline.log.copy()
+    markers = transition_steps(log["step"], log["train_acc"], log["val_acc"]).values()
+    kept = log.index % 10 == 0
+    kept |= log["step"].isin([*markers, log["step"].iloc[-1]])
+    thinned = log.assign(llc=log["llc"].where(kept))
+    skipped_peak = log["llc"].idxmax()
+    assert not kept[skipped_peak], "the test needs the authors' peak between our estimates"
+    row = summary_of(TrainConfig(), "ours", "baseline", log)
+    rows = {r["metric"]: r for r in scorecard(pd.DataFrame([row]), {"ours": thinned}, REFERENCE) if r["run"] == "ours"}
+    assert rows["peak LLC"]["deviation"] == 0 and "steps we estimated (llc.every)" in rows["peak LLC"]["note"]
+    assert all(rows[f"LLC at {label}"]["deviation"] == 0 for label in ("memorised", "val 50%", "val 95%", "stop"))
+    memorised = row["memorisation_step"]
+    unmarked = thinned.assign(llc=thinned["llc"].where(thinned["step"] != memorised))
+    rows = scorecard(pd.DataFrame([row]), {"ours": unmarked}, REFERENCE)
+    [skipped] = [r for r in rows if r["run"] == "ours" and r["metric"] == "LLC at memorised"]
+    assert skipped["note"] == "not estimated (llc.every)" and pd.isna(skipped["ours"])
+
+
 def test_no_reference_says_so_per_run():
     runs = load_reference(REFERENCE)
     log = runs[0].log

@@ -14,6 +14,7 @@ local and how many not converged. Which estimates a claim read is recorded as it
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -244,11 +245,15 @@ def mirrors_val_loss(evidence, preset):
 
 # Trace aligned, then diverging (the long baseline): Pearson's r of LLC and trace up to the end of
 # grokking (val 95%), then after saturation the slope of each against the step. The trace is the exact one
-# (closed form, the quadratic network) where the run has it, else Hutchinson's. A trajectory's residuals are
-# autocorrelated, so the slopes' errors are corrected for it (`trend_slope`) and r's counts the effective
-# pairs. Holds when r >= 0.7 before, and after saturation the trace rises (slope > 2 SE) while the LLC does
-# not (slope < 2 SE); fails when r < 0.3 or the trace does not rise; otherwise inconclusive.
+# (closed form, the quadratic network) where the run has it at every checkpoint used, else Hutchinson's, and
+# its slope reads every checkpoint (the LLC's, its estimates). A trajectory's residuals are autocorrelated:
+# the slopes' errors are corrected for it (`trend_slope`) and r's error counts the effective pairs (blank
+# where fewer than 3: two trends say little about each other). Holds when r >= 0.7 before, and after
+# saturation the trace rises (slope > 2 SE) while the LLC does not (slope < 2 SE); fails when r < 0.3 or the
+# trace falls (slope < -2 SE); otherwise inconclusive, and with fewer than MIN_BEFORE estimates up to val 95%
+# or MIN_AFTER after saturation (the lag-1 correction needs them).
 ALIGNED_R, UNALIGNED_R, RISE_SE = 0.7, 0.3, 2.0
+MIN_BEFORE, MIN_AFTER = 4, 10
 
 
 def trend_slope(x, y) -> tuple[float, float]:
@@ -279,41 +284,44 @@ def trace_aligned_then_diverges(evidence, preset):
         return [row(claim, tag, "r before, slopes after", math.nan, math.nan, INCONCLUSIVE, 0, "no baseline_long run")]
     run = runs.iloc[0]
     loss = evidence.loss[run["run"]]
-    exact = "trace_exact" in loss and loss["trace_exact"].notna().all()
-    trace = "trace_exact" if exact else "trace_hutchinson"
-    merged = evidence.llc[run["run"]].merge(loss[["step", trace]].rename(columns={trace: "trace"}), on="step")
     if pd.isna(run["grok_step_95"]) or pd.isna(run["saturation_step"]):
-        return [row(claim, tag, "r before", math.nan, math.nan, INCONCLUSIVE, len(merged), "never saturated")]
+        return [row(claim, tag, "r before", math.nan, math.nan, INCONCLUSIVE, len(loss), "never saturated")]
+    exact = "trace_exact" in loss and loss["trace_exact"].notna().all()
+    trace = loss[["step", "trace_exact" if exact else "trace_hutchinson"]].set_axis(["step", "trace"], axis=1)
+    merged = evidence.llc[run["run"]].merge(trace, on="step")
     before = merged[merged["step"] <= run["grok_step_95"]]
-    after = merged[merged["step"] >= run["saturation_step"]]
-    if len(before) < 4 or len(after) < 4:
-        return [row(claim, tag, "r before", math.nan, math.nan, INCONCLUSIVE, len(merged), "too few estimates")]
+    after, trace_after = (t[t["step"] >= run["saturation_step"]] for t in (merged, trace))
+    if len(before) < MIN_BEFORE or len(after) < MIN_AFTER:
+        note = f"too few estimates: {len(before)} up to val 95%, {len(after)} after saturation"
+        return [row(claim, tag, "r before", math.nan, math.nan, INCONCLUSIVE, len(merged), note)]
+    pairs = effective_pairs(before["llc"], before["trace"])
     r = stats.pearsonr(before["llc"], before["trace"])[0]
     llc_slope, llc_se = trend_slope(after["step"], after["llc"])
-    trace_slope, trace_se = trend_slope(after["step"], after["trace"])
-    rises = trace_slope > RISE_SE * trace_se
-    if r >= ALIGNED_R and rises and llc_slope < RISE_SE * llc_se:
+    trace_slope, trace_se = trend_slope(trace_after["step"], trace_after["trace"])
+    if r >= ALIGNED_R and trace_slope > RISE_SE * trace_se and llc_slope < RISE_SE * llc_se:
         verdict = HOLDS
-    elif r < UNALIGNED_R or not rises:
+    elif r < UNALIGNED_R or trace_slope < -RISE_SE * trace_se:
         verdict = FAILS
     else:
         verdict = INCONCLUSIVE
-    pairs = effective_pairs(before["llc"], before["trace"])
     note = (f"{'exact' if exact else 'Hutchinson'} trace; {pairs:.1f} effective pairs before val 95%; after "
             f"saturation (step {int(run['saturation_step'])}): LLC slope {llc_slope:.3g} +- {llc_se:.2g}, trace slope "
             f"{trace_slope:.3g} +- {trace_se:.2g} per step (errors corrected for autocorrelation)")  # fmt: skip
-    se = math.sqrt((1 - r * r) / max(pairs - 2, 1))
+    se = math.sqrt((1 - r * r) / (pairs - 2)) if pairs > 2 else math.nan  # two trends are worth few pairs
     return [row(claim, tag, "Pearson r of LLC and trace up to val 95%", r, se, verdict, len(before), note)]
 
 
 # Severity and peak LLC fall with the learning rate: Spearman's rho against lr within each (batch size,
 # weight decay) with >= 3 learning rates. Pooled: holds when at least 80% of the groups have rho < 0 and a sign
 # test rejects a coin (p < 0.05); fails when most groups have rho > 0; otherwise inconclusive. Each group: holds
-# when its one-sided p for rho < 0 is below 0.05, fails when that for rho > 0 is. Each is asked of all runs and
-# of those reaching val 95% (GSM is 0 for the others, and early stopping shapes it). The peak LLC is the largest
-# value of the smoothed LLC (a centred rolling mean over SMOOTH estimates); a run whose smoothed LLC peaks at
-# its first estimate has its peak at or before it, unobserved: censored, left out and counted.
+# when its exact one-sided p for rho < 0 is below 0.05 (three learning rates can never: in order once in six),
+# fails when that for rho > 0 is. Pooled rows are asked of all runs and of those reaching val 95% (GSM is 0 for
+# the others, and early stopping shapes it); group rows of all runs. The peak LLC is the largest value of the
+# smoothed LLC (a centred rolling mean over SMOOTH estimates); a run whose smoothed LLC peaks at its first
+# estimate has its true peak at or before it, unobserved (censored): the group rows leave such runs out, and
+# a pooled row with them kept at their observed value (a lower bound) says whether that changes the verdict.
 FALLING_SHARE, SIGN_P = 0.8, 0.05
+EXACT_UP_TO = 8  # points; beyond, scipy's t approximation of Spearman's p
 
 
 def smoothed_peak(series: pd.DataFrame) -> tuple[float, bool]:
@@ -323,59 +331,82 @@ def smoothed_peak(series: pd.DataFrame) -> tuple[float, bool]:
     return float(smooth.max()), int(smooth.idxmax()) == 0
 
 
-def falls_with_lr(evidence, preset, claim, column, reached_only=False):
+def spearman(x, y) -> tuple[float, float, float]:
+    """Spearman's rho and its one-sided p-values (rho < 0, rho > 0), exact over every ordering of y up to
+    EXACT_UP_TO points (the t approximation gives p = 0 to any perfectly ordered set, however small)."""
+    rank_x, rank_y = stats.rankdata(x), stats.rankdata(y)
+    rho = float(np.corrcoef(rank_x, rank_y)[0, 1]) if np.std(rank_y) > 0 else math.nan
+    if len(rank_x) > EXACT_UP_TO:
+        return rho, stats.spearmanr(x, y, alternative="less")[1], stats.spearmanr(x, y, alternative="greater")[1]
+    orderings = np.array(list(itertools.permutations(rank_y)))
+    centred = orderings - orderings.mean(axis=1, keepdims=True)
+    null = (
+        centred @ (rank_x - rank_x.mean()) / (np.linalg.norm(centred, axis=1) * np.linalg.norm(rank_x - rank_x.mean()))
+    )
+    return rho, float(np.mean(null <= rho + 1e-12)), float(np.mean(null >= rho - 1e-12))
+
+
+def lr_runs(evidence, column: str, keep_censored: bool) -> tuple[pd.DataFrame, str]:
+    """The vary_lr_wd runs with `column` (the smoothed peak LLC computed where asked) and a note on censoring."""
     runs = evidence.runs("vary_lr_wd")
-    tag = label(evidence, preset, runs)
-    censored = ""
-    if column == "peak_llc":
-        peaks = [smoothed_peak(evidence.llc[run]) for run in runs["run"]]
-        runs = runs.assign(peak_llc=[value for value, _ in peaks], censored=np.array([f for _, f in peaks], bool))
-        censored = (
-            f"; {int(runs['censored'].sum())} of {len(runs)} runs peak at their first estimate (censored, left out)"
-        )
-        runs = runs.loc[~runs["censored"]]
+    if column != "peak_llc":
+        return runs, ""
+    peaks = [smoothed_peak(evidence.llc[run]) for run in runs["run"]]
+    runs = runs.assign(peak_llc=[value for value, _ in peaks], censored=np.array([f for _, f in peaks], bool))
+    how = "kept at their observed value, a lower bound" if keep_censored else "left out"
+    note = f"; {int(runs['censored'].sum())} of {len(runs)} runs peak at their first estimate (censored, {how})"
+    return (runs if keep_censored else runs.loc[~runs["censored"]]), note
+
+
+def falls_with_lr(evidence, preset, claim, column, reached_only=False, keep_censored=False, by_group=True):
+    runs, censored = lr_runs(evidence, column, keep_censored)
+    tag = label(evidence, preset, evidence.runs("vary_lr_wd"))
     if reached_only:
         runs = runs[runs["grok_step_95"].notna()]
     scope = " (runs reaching val 95%)" if reached_only else ""
+    scope += " (censored peaks kept)" if keep_censored else ""
     groups = [(key, group) for key, group in runs.groupby(["batch_size", "weight_decay"])
               if group["lr"].nunique() >= 3 and group[column].nunique() > 1]  # fmt: skip
     statistic = f"share of (batch, wd) groups with Spearman rho({column}, lr) < 0{scope}"
     if not groups:
         note = f"no group with 3 learning rates{censored}"
         return [row(claim, tag, statistic, math.nan, math.nan, INCONCLUSIVE, 0, note)]
-    rhos = [stats.spearmanr(group["lr"], group[column])[0] for _, group in groups]
+    rhos = [spearman(group["lr"], group[column])[0] for _, group in groups]
     negative = sum(rho < 0 for rho in rhos)
     p_value = stats.binomtest(negative, len(rhos), 0.5, alternative="greater").pvalue
     share = negative / len(rhos)
     verdict = HOLDS if share >= FALLING_SHARE and p_value < SIGN_P else FAILS if share < 0.5 else INCONCLUSIVE
     note = f"median rho {np.median(rhos):.2f}; sign test p = {p_value:.3g}{censored}"
     pooled = row(claim, tag, statistic, share, math.nan, verdict, len(rhos), note)
-    return [pooled, *(group_falls(claim, tag, column, scope, key, group) for key, group in groups)]
+    return [pooled, *(group_falls(claim, tag, column, key, group) for key, group in groups if by_group)]
 
 
-def group_falls(claim, tag, column, scope, key, group) -> dict:
+def group_falls(claim, tag, column, key, group) -> dict:
     """One (batch size, weight decay) group's Spearman rho of `column` against the learning rate."""
     batch, weight_decay = key
-    rho, falling = stats.spearmanr(group["lr"], group[column], alternative="less")
-    rising = stats.spearmanr(group["lr"], group[column], alternative="greater")[1]
+    rho, falling, rising = spearman(group["lr"], group[column])
     verdict = HOLDS if falling < SIGN_P else FAILS if rising < SIGN_P else INCONCLUSIVE
-    statistic = f"Spearman rho({column}, lr) at batch {batch}, wd {weight_decay:g}{scope}"
-    note = f"learning rates {', '.join(f'{lr:g}' for lr in sorted(group['lr']))}; one-sided p (rho < 0) = {falling:.3g}"
+    statistic = f"Spearman rho({column}, lr) at batch {batch}, wd {weight_decay:g}"
+    rates = ", ".join(f"{lr:g}" for lr in sorted(group["lr"]))
+    note = f"learning rates {rates}; exact one-sided p (rho < 0) = {falling:.3g}"
     return row(claim, tag, statistic, rho, math.nan, verdict, len(group), note)
 
 
 def fig9_gsm_falls_with_lr(evidence, preset):
     """Reads no LLC: the sampler's trust does not enter its verdict."""
+    claim = "fig9_gsm_falls_with_lr"
     return [
-        *falls_with_lr(evidence, preset, "fig9_gsm_falls_with_lr", "gsm"),
-        *falls_with_lr(evidence, preset, "fig9_gsm_falls_with_lr", "gsm", reached_only=True),
+        *falls_with_lr(evidence, preset, claim, "gsm"),
+        *falls_with_lr(evidence, preset, claim, "gsm", reached_only=True, by_group=False),
     ]
 
 
 def fig9_peak_llc_falls_with_lr(evidence, preset):
+    claim = "fig9_peak_llc_falls_with_lr"
     return [
-        *falls_with_lr(evidence, preset, "fig9_peak_llc_falls_with_lr", "peak_llc"),
-        *falls_with_lr(evidence, preset, "fig9_peak_llc_falls_with_lr", "peak_llc", reached_only=True),
+        *falls_with_lr(evidence, preset, claim, "peak_llc"),
+        *falls_with_lr(evidence, preset, claim, "peak_llc", reached_only=True, by_group=False),
+        *falls_with_lr(evidence, preset, claim, "peak_llc", keep_censored=True, by_group=False),
     ]
 
 

@@ -72,13 +72,28 @@ def run_rows(row: pd.Series, ours: pd.DataFrame, match: AuthorsRun) -> list[dict
         grokking_severity(theirs["train_acc"], theirs["val_acc"]),
     )
     if sampler_comparable(row["llc_preset"], match):
-        for key, label in MARKERS.items():
-            add(f"LLC at {label}", value_at(ours, row[key], "llc"), value_at(theirs, markers[key], "llc"))
-        add("peak LLC", ours["llc"].max(), theirs["llc"].max())
+        add_llc_rows(row, ours, theirs, markers, add)
     else:
         out.append(common | dict(metric="LLC", note=f"not compared: our preset {row['llc_preset']} differs from "
                                  f"the authors' sampler {match.sampler}"))  # fmt: skip
     return out
+
+
+def add_llc_rows(row: pd.Series, ours: pd.DataFrame, theirs: pd.DataFrame, markers: dict, add) -> None:
+    """`add` the LLC at each marker and at the peak, ours against theirs. A thinned trajectory of ours (`llc.every`)
+    is compared where it has estimates: a marker it skipped says so, and the peaks are taken over the steps
+    both estimated, so that a sparser trajectory is not read as a lower peak."""
+    estimated = ours[ours["llc"].notna()]
+    thinned = len(estimated) < len(ours)
+    for key, label in MARKERS.items():
+        step = row[key]
+        if thinned and not pd.isna(step) and step not in set(estimated["step"]):
+            add(f"LLC at {label}", math.nan, value_at(theirs, markers[key], "llc"), "not estimated (llc.every)")
+            continue
+        add(f"LLC at {label}", value_at(estimated, step, "llc"), value_at(theirs, markers[key], "llc"))
+    shared = theirs[theirs["step"].isin(estimated["step"])] if thinned else theirs
+    note = f"over the {len(shared)} of their {len(theirs)} steps we estimated (llc.every)" if thinned else ""
+    add("peak LLC", estimated["llc"].max(), shared["llc"].max(), note)
 
 
 def scorecard(summary: pd.DataFrame, loss: dict[str, pd.DataFrame], reference_root) -> list[dict]:

@@ -177,9 +177,9 @@ def small_multiples(read, experiment: str):
                 ax.set_axis_off()
                 continue
         table = inputs.loss_table(tables, row["run"], COLUMNS)
-        rows = inputs.estimated(table)
-        ax.plot(rows["step"], rows["llc"], color=style.LLC, linewidth=0.8)
-        style.mark_estimates(ax, rows, style.LLC, labelled=False, size=1.5)
+        estimates = inputs.estimated(table)
+        ax.plot(estimates["step"], estimates["llc"], color=style.LLC, linewidth=0.8)
+        style.mark_estimates(ax, estimates, style.LLC, labelled=False, size=1.5)
         ax.set_ylabel("LLC", fontsize=6)
         acc = ax.twinx()
         acc.plot(table["step"], table["train_acc"], color=style.TRAIN, linewidth=0.8)

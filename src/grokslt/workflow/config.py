@@ -358,7 +358,8 @@ def config_schema() -> dict:
                         "minProperties": 1,
                         "description": "named methods: a preset and sampler settings (nbeta, localization set above)",
                         "additionalProperties": section(
-                            {k: v for k, v in llc_properties(False).items() if k not in ("backend", "seed")}, "a method"
+                            {k: v for k, v in llc_properties(False).items() if k not in ("backend", "seed", "every")},
+                            "a method",
                         ),
                         "default": DEFAULT_METHODS,
                     },
