@@ -38,14 +38,16 @@ def scorecard_by_metric(scorecard: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def current_outputs(results: Path, chunk_sizes: dict[str, int], every: int) -> dict[str, set[str]]:
-    """{stage: the benchmark names (RUN/chunkIofN) of the chunk jobs the finished workflow's tables read}:
-    files of an earlier chunking (before the LLC was thinned) are on disk too and are left out."""
+def current_outputs(results: Path, chunk_sizes: dict[str, int]) -> dict[str, set[str]]:
+    """{stage: the benchmark names (RUN/chunkIofN) of the chunk jobs each run's tables were built from} (its
+    params.csv says with which `llc_every`; tables built before thinning existed have every checkpoint): files
+    of another chunking are on disk too and are left out."""
     names = {"llc": set(), "hessian": set()}
     for run in (results / "runs").iterdir():
-        log = run / "train_log.csv"
-        if not log.exists():
+        log, params = run / "train_log.csv", run / "params.csv"
+        if not params.exists():
             continue
+        every = int(pd.read_csv(params).get("llc_every", pd.Series([1])).iloc[0])
         counts = {"llc": len(estimated_steps(log, every)), "hessian": len(logged_checkpoints(log))}
         for stage, count in counts.items():
             n = max(1, math.ceil(count / chunk_sizes[stage]))
@@ -53,9 +55,9 @@ def current_outputs(results: Path, chunk_sizes: dict[str, int], every: int) -> d
     return names
 
 
-def stage_costs(results: Path, chunk_sizes: dict[str, int], every: int) -> list[dict]:
+def stage_costs(results: Path, chunk_sizes: dict[str, int]) -> list[dict]:
     """Per stage: jobs, CPU and wall seconds summed over their benchmark files."""
-    current = current_outputs(results, chunk_sizes, every)
+    current = current_outputs(results, chunk_sizes)
     rows = []
     for stage in sorted(p.name for p in (results / "benchmarks").iterdir() if p.is_dir()):
         files = sorted((results / "benchmarks" / stage).rglob("*.tsv"))
@@ -80,14 +82,15 @@ def main() -> None:
     metrics = scorecard_by_metric(scorecard)
     write_csv(args.out / "scorecard_by_metric.csv", metrics, list(metrics[0]))
     chunk_sizes = {stage: config[stage]["chunk_size"] for stage in ("llc", "hessian")}
-    costs = stage_costs(args.results, chunk_sizes, config["experiments"]["vary_lr_wd"]["llc"]["every"])
+    costs = stage_costs(args.results, chunk_sizes)
     plan = json.loads(args.plan.read_text())
     total = {"stage": "total", **{k: sum(r[k] for r in costs) for k in ("jobs", "cpu_seconds", "wall_seconds")}}
     planned = {"stage": "planned (grokslt plan)", "jobs": plan["jobs"], "cpu_seconds": round(plan["cpu_seconds"]),
                "wall_seconds": round(plan["wall_seconds"])}  # fmt: skip
     write_csv(args.out / "cost.csv", [*costs, total, planned], list(total))
     shutil.copy(args.results / "scorecard" / "scorecard.csv", args.out / "scorecard.csv")
-    shutil.copy(args.results / "claims" / "claims.csv", args.out / "claims.csv")
+    if (args.results / "claims" / "claims.csv").exists():  # the claims target, once its certified estimates are in
+        shutil.copy(args.results / "claims" / "claims.csv", args.out / "claims.csv")
     shutil.copy(args.results / "summary" / "runs.csv", args.out / "runs.csv")
     for figure in FIGURES:
         shutil.copy(args.results / "figures" / figure, args.out / figure)
