@@ -36,7 +36,7 @@ def fig9(read, experiment: str):
     theirs = authors_values(rows, read.authors_runs())
     batches = sorted(rows["batch_size"].unique())
     fig, axes = plt.subplots(
-        2, len(batches), figsize=(max(style.COLUMN_WIDTH, 2.0 * len(batches)), 3.6), sharex=True, squeeze=False
+        2, len(batches), figsize=(max(style.COLUMN_WIDTH, 2.0 * len(batches)), 4.2), sharex=True, squeeze=False
     )
     decays = sorted(rows["weight_decay"].unique())
     for column, batch in enumerate(batches):
@@ -56,7 +56,8 @@ def fig9(read, experiment: str):
     axes[1, 0].set_ylabel(r"peak LLC $\hat\lambda$" + style.preset_note(rows).replace(" (", "\n(", 1))
     if not theirs.empty:
         axes[0, -1].plot([], [], "o", mfc="none", color="0.45", label="authors' log")
-    axes[0, -1].legend(fontsize=6)
+    handles, labels = axes[0, -1].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=6, ncols=len(labels), loc="outside lower center")
     fig.suptitle("Grokking severity (top) and peak LLC (bottom) against learning rate,\none line per weight decay, "
                  "one column per batch size", fontsize=7)  # fmt: skip
     return fig
