@@ -11,7 +11,7 @@ from grokslt.analysis.theory import write_checkpoint_theory
 from grokslt.errors import BadInput
 from grokslt.estimation.checkpoint_llc import write_llc_table
 from grokslt.training.metrics import transition_steps
-from grokslt.training.runs import estimated_steps, load_run, logged_checkpoints, select_run_steps, thinned_steps
+from grokslt.training.runs import estimated_steps, load_run, logged_checkpoints, select_run_steps
 from grokslt.training.train import TrainConfig, train
 from grokslt.workflow.plan import thinned_count
 from grokslt.workflow.tables import loss_data
@@ -33,7 +33,7 @@ def test_the_workflow_plans_the_checkpoints_the_llc_job_estimates(memorised):
     log = memorised / "train_log.csv"
     assert estimated_steps(log, 1) == logged_checkpoints(log)
     thinned = estimated_steps(log, 4)
-    assert thinned == thinned_steps(load_run(memorised), 4)
+    assert thinned == select_run_steps(load_run(memorised), None, None, every=4)
     assert len(thinned) < len(logged_checkpoints(log))
 
 
@@ -56,7 +56,7 @@ def test_a_thinned_trajectory_keeps_the_dense_schedule_every_kth_after_the_last_
 def test_chunks_of_a_thinned_trajectory_cover_it_once(memorised):
     run = load_run(memorised)
     chunks = [select_run_steps(run, None, f"{i}/3", every=4) for i in range(3)]
-    assert sum(chunks, []) == thinned_steps(run, 4)
+    assert sum(chunks, []) == estimated_steps(memorised / "train_log.csv", 4)
     with pytest.raises(BadInput, match="--every: give it without --steps"):
         select_run_steps(run, "20", None, every=4)
 

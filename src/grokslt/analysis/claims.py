@@ -188,6 +188,11 @@ def fig1b_linear_K(evidence, preset):
 SMOOTH = 5
 
 
+def smoothed_llc(series: pd.DataFrame) -> pd.Series:
+    """The LLC's centred rolling mean over SMOOTH estimates: where a noisy trajectory's peak is read."""
+    return series["llc"].rolling(SMOOTH, center=True, min_periods=1).mean()
+
+
 def peak_before_generalisation(evidence, preset):
     claim = "fig2_peak_before_generalisation"
     runs = pd.concat([evidence.runs("baseline"), evidence.runs("seeds")]).drop_duplicates("run")
@@ -198,8 +203,7 @@ def peak_before_generalisation(evidence, preset):
         if pd.isna(run["grok_step_50"]) or len(series) < 3:
             notes.append(f"{run['run']}: never reached val 50% or too few estimates")
             continue
-        smooth = series["llc"].rolling(SMOOTH, center=True, min_periods=1).mean()
-        peak = smooth.idxmax()
+        peak = smoothed_llc(series).idxmax()
         at = (series["step"] - run["grok_step_50"]).abs().idxmin()
         margin = series.loc[peak, "llc"] - series.loc[at, "llc"]
         combined = math.hypot(series.loc[peak, "mcse"], series.loc[at, "mcse"])
@@ -325,9 +329,8 @@ EXACT_UP_TO = 8  # points; beyond, scipy's t approximation of Spearman's p
 
 
 def smoothed_peak(series: pd.DataFrame) -> tuple[float, bool]:
-    """The largest value of the LLC's centred rolling mean over SMOOTH estimates, and whether it sits at the
-    first estimate (censored)."""
-    smooth = series["llc"].rolling(SMOOTH, center=True, min_periods=1).mean().reset_index(drop=True)
+    """The largest value of the smoothed LLC, and whether it sits at the first estimate (censored)."""
+    smooth = smoothed_llc(series).reset_index(drop=True)
     return float(smooth.max()), int(smooth.idxmax()) == 0
 
 
@@ -371,20 +374,22 @@ def falls_with_lr(evidence, preset, claim, column, reached_only=False, keep_cens
     if not groups:
         note = f"no group with 3 learning rates{censored}"
         return [row(claim, tag, statistic, math.nan, math.nan, INCONCLUSIVE, 0, note)]
-    rhos = [spearman(group["lr"], group[column])[0] for _, group in groups]
+    tests = [spearman(group["lr"], group[column]) for _, group in groups]
+    rhos = [rho for rho, _, _ in tests]
     negative = sum(rho < 0 for rho in rhos)
     p_value = stats.binomtest(negative, len(rhos), 0.5, alternative="greater").pvalue
     share = negative / len(rhos)
     verdict = HOLDS if share >= FALLING_SHARE and p_value < SIGN_P else FAILS if share < 0.5 else INCONCLUSIVE
     note = f"median rho {np.median(rhos):.2f}; sign test p = {p_value:.3g}{censored}"
     pooled = row(claim, tag, statistic, share, math.nan, verdict, len(rhos), note)
-    return [pooled, *(group_falls(claim, tag, column, key, group) for key, group in groups if by_group)]
+    by_groups = zip(groups, tests, strict=True) if by_group else ()
+    return [pooled, *(group_falls(claim, tag, column, key, group, test) for (key, group), test in by_groups)]
 
 
-def group_falls(claim, tag, column, key, group) -> dict:
-    """One (batch size, weight decay) group's Spearman rho of `column` against the learning rate."""
+def group_falls(claim, tag, column, key, group, test: tuple[float, float, float]) -> dict:
+    """One (batch size, weight decay) group's row: its `spearman` test of `column` against the learning rate."""
     batch, weight_decay = key
-    rho, falling, rising = spearman(group["lr"], group[column])
+    rho, falling, rising = test
     verdict = HOLDS if falling < SIGN_P else FAILS if rising < SIGN_P else INCONCLUSIVE
     statistic = f"Spearman rho({column}, lr) at batch {batch}, wd {weight_decay:g}"
     rates = ", ".join(f"{lr:g}" for lr in sorted(group["lr"]))

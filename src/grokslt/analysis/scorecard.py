@@ -85,9 +85,10 @@ def add_llc_rows(row: pd.Series, ours: pd.DataFrame, theirs: pd.DataFrame, marke
     both estimated, so that a sparser trajectory is not read as a lower peak."""
     estimated = ours[ours["llc"].notna()]
     thinned = len(estimated) < len(ours)
+    estimated_at = set(estimated["step"])
     for key, label in MARKERS.items():
         step = row[key]
-        if thinned and not pd.isna(step) and step not in set(estimated["step"]):
+        if thinned and not pd.isna(step) and step not in estimated_at:
             add(f"LLC at {label}", math.nan, value_at(theirs, markers[key], "llc"), "not estimated (llc.every)")
             continue
         add(f"LLC at {label}", value_at(estimated, step, "llc"), value_at(theirs, markers[key], "llc"))

@@ -111,11 +111,6 @@ def logged_checkpoints(log_file: Path) -> list[int]:
         return [int(row["step"]) for row in csv.DictReader(handle) if row["diverged"] != "True"]
 
 
-def thinned_steps(run: Run, every: int) -> list[int]:
-    """`estimated_steps` of a run."""
-    return estimated_steps(run.path / "train_log.csv", every)
-
-
 def thin_steps(log, available: list[int], every: int, dense_until: int = 0) -> list[int]:
     """Of the `available` checkpoints: every one of the dense early schedule (steps <= dense_until, there to
     resolve an early LLC peak), every `every`-th after it, the last, and those at and beside the transitions of
@@ -173,11 +168,11 @@ def decisive_steps(run: Run, llc_peak: bool = True) -> dict[str, int]:
 
 def select_run_steps(run: Run, steps: str | None, chunk: str | None, every: int | None = None) -> list[int]:
     """The checkpoints one job works on (`select_steps`, `decisive_steps` for steps 'transitions', or a chunk
-    of `thinned_steps` with `every`); a step at which the run diverged is refused."""
+    of `estimated_steps` with `every`); a step at which the run diverged is refused."""
     if every is not None:
         if steps is not None:
             raise BadInput("--every: give it without --steps")
-        return select_steps(thinned_steps(run, every), None, chunk)
+        return select_steps(estimated_steps(run.path / "train_log.csv", every), None, chunk)
     if steps == "transitions":
         if chunk is not None:
             raise BadInput("--steps transitions: give it without --chunk")
