@@ -183,6 +183,48 @@ def test_only_local_converged_estimates_decide():
         assert f"of the 10 estimates of the runs it read, {count}" in law["note"]
 
 
+def flat_linear_evidence(estimates: int = 20) -> Evidence:
+    """Five runs whose LLC sits at 10 p at every one of `estimates` checkpoints: the linear law holds."""
+    rows = [summary_row(f"p{p}", "vary_p", p=p) for p in (53, 59, 61, 67, 71)]
+    llc = {row["run"]: series(np.arange(1, estimates + 1) * 100, np.full(estimates, 10.0 * row["p"])) for row in rows}
+    return Evidence(pd.DataFrame(rows), {}, llc, None)
+
+
+def linear_law_row(evidence: Evidence) -> dict:
+    rows = evaluate(evidence.summary, {}, {"paper_code": evidence.llc}, None)
+    return next(r for r in rows if r["claim"] == "fig1a_linear_p")
+
+
+def test_a_few_untrusted_estimates_are_set_aside_when_the_verdict_does_not_hang_on_them():
+    """1 of 100 estimates not converged: counted neither way, the verdict stands and the note says so."""
+    evidence = flat_linear_evidence()
+    evidence.llc["p59"].loc[3, ["converged", "llc"]] = [False, 1e5]
+    law = linear_law_row(evidence)
+    assert law["verdict"] == "holds", law
+    assert "0 not local, 1 not converged, set aside (the verdict is the same with them)" in law["note"]
+
+
+def test_untrusted_estimates_that_change_the_verdict_leave_it_undecided():
+    """The one untrusted estimate is a run's final LLC, far off the line: without it the law holds, with it
+    it does not, so neither is the answer."""
+    evidence = flat_linear_evidence()
+    evidence.llc["p59"].loc[19, ["local", "llc"]] = [False, 1e5]
+    law = linear_law_row(evidence)
+    assert law["verdict"] == "inconclusive" and "setting them aside changes the verdict" in law["note"], law
+
+
+def test_untrusted_estimates_beyond_the_share_or_emptying_a_run_leave_it_undecided():
+    evidence = flat_linear_evidence()
+    for run in ("p59", "p61", "p67"):  # 6 of 100, more than UNTRUSTED_SHARE
+        evidence.llc[run].loc[[0, 1], "local"] = False
+    law = linear_law_row(evidence)
+    assert law["verdict"] == "inconclusive" and "6% of them untrusted, more than the 5%" in law["note"], law
+    evidence = flat_linear_evidence(estimates=30)
+    evidence.llc["p71"] = series([3000], [710.0]).assign(local=False)  # 1 of 121, but all of p71's
+    law = linear_law_row(evidence)
+    assert law["verdict"] == "inconclusive" and "runs with no trusted estimate: 1 (p71)" in law["note"], law
+
+
 def sensitivity_grid(local: bool) -> pd.DataFrame:
     rows = [dict(step_size=e, localization=g, llc_mean=100 * np.exp(-g / 50), local=local, converged=True)
             for e in (1e-4, 5e-4) for g in (1, 5, 20, 50, 100)]  # fmt: skip

@@ -7,9 +7,13 @@ thresholds written beside each claim below, never tuned to the result; where the
 (too few runs, no run of the experiment) the verdict is `inconclusive` and `note` says why.
 
 Only local, honestly converged estimates decide (`trusted`: `grokslt.estimation.locality`,
-`grokslt.estimation.diagnostics`). Each claim's statistic is computed and reported as it stands; when any
-LLC estimate it read is not trusted, its verdict becomes `inconclusive` and the note says how many were not
-local and how many not converged. Which estimates a claim read is recorded as it reads them (`Evidence.llc`).
+`grokslt.estimation.diagnostics`): an untrusted estimate is reported, never counted for or against a claim.
+Which estimates a claim read is recorded as it reads them (`Evidence.llc`). When all are trusted the claim
+stands as computed. When some are not, it is computed again without them, and keeps that verdict only if
+(a) they are at most UNTRUSTED_SHARE of what it read, (b) every run it read keeps a trusted estimate, and
+(c) the verdict is the same with them in: setting aside more, or estimates that would change the answer, is
+a selection the data cannot justify, so the verdict becomes `inconclusive`. The note says how many were not
+local and how many not converged either way.
 """
 
 from __future__ import annotations
@@ -550,11 +554,25 @@ def llc_series(table: pd.DataFrame) -> pd.DataFrame:
     return llc.astype({"converged": bool, "local": bool})
 
 
-def untrusted(evidence: Evidence, claim: str = "") -> str:
-    """Why the LLC estimates the claim read cannot decide it ('' when all are local and converged)."""
+UNTRUSTED_SHARE = 0.05  # the most of a claim's estimates that may be set aside (module docstring)
+READS_SENSITIVITY = {"b2_log_linear_gamma"}  # claims that read the sampler-sensitivity grid's estimates
+
+
+def read_estimates(evidence: Evidence, claim: str) -> list[pd.DataFrame]:
+    """The LLC estimates the claim read: each run's series, and the sensitivity grid where the claim reads it."""
     series = [evidence.llc[run] for run in sorted(evidence.llc.read)]
     if claim in READS_SENSITIVITY and evidence.sensitivity is not None and not evidence.sensitivity.empty:
         series.append(evidence.sensitivity.astype({"local": bool, "converged": bool}))
+    return series
+
+
+def is_trusted(table: pd.DataFrame) -> pd.Series:
+    return table["local"].astype(bool) & table["converged"].astype(bool)
+
+
+def untrusted(evidence: Evidence, claim: str = "") -> str:
+    """How many of the LLC estimates the claim read are not trusted ('' when all are local and converged)."""
+    series = read_estimates(evidence, claim)
     if not series:
         return ""
     table = pd.concat(series)
@@ -565,21 +583,53 @@ def untrusted(evidence: Evidence, claim: str = "") -> str:
             f"read, {not_local} not local, {not_converged} not converged")  # fmt: skip
 
 
-READS_SENSITIVITY = {"b2_log_linear_gamma"}  # claims that read the sampler-sensitivity grid's estimates
+def without_untrusted(evidence: Evidence) -> Evidence:
+    """The same evidence with every untrusted estimate set aside."""
+    trusted = {run: table[is_trusted(table)].reset_index(drop=True) for run, table in evidence.llc.items()}
+    sensitivity = evidence.sensitivity
+    if sensitivity is not None and not sensitivity.empty:
+        sensitivity = sensitivity[is_trusted(sensitivity)]
+    return Evidence(evidence.summary, evidence.loss, ReadRecord(trusted), sensitivity, evidence.model)
 
 
-def decided(evidence: Evidence, rows: list[dict]) -> list[dict]:
-    """The claim's rows, made `inconclusive` where an estimate it read is not trusted."""
-    reason = untrusted(evidence, rows[0]["claim"] if rows else "")
+def set_aside_blocker(evidence: Evidence, claim: str) -> str:
+    """Why the untrusted estimates the claim read cannot simply be set aside ('' when they can)."""
+    table = pd.concat(read_estimates(evidence, claim))
+    share = float((~is_trusted(table)).mean())
+    if share > UNTRUSTED_SHARE:
+        return f"{share:.0%} of them untrusted, more than the {UNTRUSTED_SHARE:.0%} that may be set aside"
+    emptied = [run for run in sorted(evidence.llc.read) if not is_trusted(evidence.llc[run]).any()]
+    if emptied:
+        return f"runs with no trusted estimate: {len(emptied)} ({emptied[0]}{', ...' if len(emptied) > 1 else ''})"
+    return ""
+
+
+def decided(evidence: Evidence, rows: list[dict], test: Callable[[Evidence], list[dict]] | None = None,
+            ) -> list[dict]:  # fmt: skip
+    """The claim's rows by the module's rule; `test` computes them from other evidence (without it, any
+    untrusted estimate makes the rows inconclusive)."""
+    claim = rows[0]["claim"] if rows else ""
+    reason = untrusted(evidence, claim)
     if not reason:
         return rows
-    return [r | {"verdict": INCONCLUSIVE, "note": f"{reason} (the statistic's own verdict: {r['verdict']}); "
+    blocker = set_aside_blocker(evidence, claim) if test else "the claim is not recomputed without them"
+    if not blocker:
+        kept = test(without_untrusted(evidence))
+        if [r["verdict"] for r in kept] == [r["verdict"] for r in rows]:
+            return [r | {"note": f"{reason}, set aside (the verdict is the same with them); {r['note']}".strip("; ")}
+                    for r in kept]  # fmt: skip
+        blocker = "setting them aside changes the verdict"
+    return [r | {"verdict": INCONCLUSIVE, "note": f"{reason}; {blocker} (the statistic's own verdict: {r['verdict']}); "
                  f"{r['note']}".strip("; ")} for r in rows]  # fmt: skip
 
 
 # The claims about each run's trajectory, tested for every other model family in the summary as well (the paper's
 # closed forms and sweeps are the quadratic network's: its other claims are not asked of other families).
 FAMILY_CLAIMS = ("fig2_peak_before_generalisation", "fig2_mirrors_val_loss", "fig2_trace_aligned_then_diverges")
+
+
+def claim_test(name: str, preset: str) -> Callable[[Evidence], list[dict]]:
+    return lambda evidence: CLAIMS[name](evidence, preset)
 
 
 def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_preset: Mapping[str, Mapping],
@@ -592,7 +642,8 @@ def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_pre
         for model, name in tests:
             series = ReadRecord({run: llc_series(table) for run, table in llc.items()})
             evidence = Evidence(summary, loss, series, sensitivity, model)
-            rows.extend(r | {"model": model} for r in decided(evidence, CLAIMS[name](evidence, preset)))
+            test = claim_test(name, preset)
+            rows.extend(r | {"model": model} for r in decided(evidence, test(evidence), test))
     return rows
 
 
