@@ -127,7 +127,7 @@ def test_hutchinson_on_the_mlp_converges_to_the_exact_hessian_trace():
     data = config.dataset()
     params = params_of(config)
     a, b, c = data.subset("train")
-    loss_fn = network_loss(a, b, c, 5, Network.of(config))
+    loss_fn = network_loss(a, b, c, Network.of(config))
     names = list(params)
     flat = torch.cat([params[k].flatten() for k in names])
 

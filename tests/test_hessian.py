@@ -3,6 +3,7 @@ import torch
 
 from grokslt.analysis.hessian import exact_trace, hutchinson_trace, network_loss
 from grokslt.training.data import make_dataset
+from grokslt.training.families import Network
 from grokslt.training.model import QuadraticNet
 
 
@@ -10,7 +11,7 @@ def small_problem(p=5, hidden=6, scale=3.0):
     torch.manual_seed(0)
     params = {k: scale * v.double() for k, v in QuadraticNet(p, hidden).params().items()}
     a, b, c = make_dataset(p, 0.6, 0).subset("train")
-    return params, a, b, c, network_loss(a, b, c, p)
+    return params, a, b, c, network_loss(a, b, c, Network.paper(p, hidden))
 
 
 def full_hessian_trace(loss_fn, params):
@@ -44,7 +45,8 @@ def test_hutchinson_at_full_size_against_the_closed_form():
     params = QuadraticNet(53, 1024).params()
     params = {"W": 20 * params["W"], "V": 20 * params["V"]}
     a, b, c = make_dataset(53, 0.4, 0).subset("train")
-    estimate = hutchinson_trace(network_loss(a, b, c, 53), params, 24, torch.Generator().manual_seed(0), chunk_size=8)
+    loss_fn = network_loss(a, b, c, Network.paper(53, 1024))
+    estimate = hutchinson_trace(loss_fn, params, 24, torch.Generator().manual_seed(0), chunk_size=8)
     exact = exact_trace(params["W"], params["V"], a, b)
     assert abs(estimate.mean - exact) < 4 * estimate.stderr
     assert estimate.stderr < 0.05 * exact

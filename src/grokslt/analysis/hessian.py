@@ -78,10 +78,8 @@ def rademacher(shape, generator: torch.Generator, like: torch.Tensor) -> torch.T
     return bits.to(like.dtype).mul_(2).sub_(1)
 
 
-def network_loss(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, p: int, network: Network | None = None):
-    """L_n(params) of the run's `network` (None: the quadratic network, centred loss) on the samples (a, b) with
-    targets c."""
-    network = network or Network("quadratic", p, 0, "centred_mse")
+def network_loss(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, network: Network):
+    """L_n(params) of `network` on the samples (a, b) with targets c."""
 
     def loss_fn(params):
         return sample_loss(network.loss, network.forward(params, a, b), c)
@@ -123,7 +121,7 @@ def write_hessian_table(
     run = load_run(run_dir)
     selected = select_run_steps(run, steps, chunk)
     a, b, c = run.data.subset("train")
-    loss_fn = network_loss(a, b, c, run.data.p, run.network)
+    loss_fn = network_loss(a, b, c, run.network)
     exact = run.network.paper_model  # the closed form is the quadratic network's under the centred loss
     rows = []
     for step in selected:

@@ -103,11 +103,12 @@ def devinterp_estimate(
     network: Network | None = None,
 ) -> LLCResult:
     """The estimate at w* = params of the run's `network` (None: the quadratic network, centred loss)."""
-    if network is None or network.model == "quadratic":
+    network = network or Network.paper(data.p, params["W"].shape[1])
+    if network.model == "quadratic":
         model = QuadraticNet.from_params(params).to(device)
     else:
         model = NetworkModule(network, params).to(device)
-    loss = network.loss if network is not None else "centred_mse"
+    loss = network.loss
     a, b, c = data.subset("train")
     loader = DataLoader(TensorDataset(a, b, c), batch_size=batch_size, shuffle=True)
 

@@ -45,7 +45,7 @@ def pair_trace_tree(result: LLCResult, data: ModularArithmetic, params: dict, st
                  if name in result.observations}  # fmt: skip
     likelihood = {name: -result.observations[f"pairs_{name}"][kept].astype(np.float32) for name in PAIR_SETS}
     constant, dims = {}, {}
-    network = network or Network("quadratic", data.p, params["W"].shape[1], "centred_mse")
+    network = network or Network.paper(data.p, params["W"].shape[1])
     centre = {name: value.detach().double().cpu() for name, value in params.items()}
     for name in PAIR_SETS:
         a, b, c = data.subset(name)

@@ -131,7 +131,8 @@ def refined_problem(
     """The estimate of `settings.weights` on `settings.data` at w* = params (the quadratic network's {"W", "V"}
     unless `network` says otherwise); per-pair traces on `pair_sets` (names of subsets) where asked."""
     n = len(data.subset(settings.data)[0])
-    if network is not None and not network.paper_model:
+    network = network or Network.paper(data.p, params["W"].shape[1])
+    if not network.paper_model:
         check_network_supports(settings, network)
         centre = {name: value.detach().to(device) for name, value in params.items()}
         loss_fn = NetworkLoss.training_set(network, data, device, settings.data, pair_sets)
@@ -139,9 +140,8 @@ def refined_problem(
     else:
         W, V = params["W"].detach().to(device), params["V"].detach().to(device)
         problem = _problem(data, W, V, settings, device, pair_sets, n)
-    loss = network.loss if network is not None else "centred_mse"
     # locality's scale: the whole network's zero function on the training set, whatever group or subset is sampled
-    problem.loss_fn.zero_function_loss = zero_function_loss(data, loss)
+    problem.loss_fn.zero_function_loss = zero_function_loss(data, network.loss)
     return problem
 
 

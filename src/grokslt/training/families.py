@@ -185,6 +185,11 @@ class Network:
                     for key, value in family.defaults.items()}  # fmt: skip
         return cls(config.model, config.p, config.hidden, config.loss, tuple(sorted(settings.items())))
 
+    @classmethod
+    def paper(cls, p: int, hidden: int) -> Network:
+        """The paper's network: quadratic, trained with the centred MSE."""
+        return cls("quadratic", p, hidden, "centred_mse")
+
     @property
     def family(self) -> Family:
         return MODELS[self.model]
