@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pandas as pd
 import yaml
 
 from grokslt.io import write_csv
-from grokslt.training.runs import estimated_steps, logged_checkpoints
+from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints
 
 FIGURES = ("fig9.png", "trajectories_vary_lr_wd.png", "scorecard.png")
 
@@ -50,8 +49,7 @@ def current_outputs(results: Path, chunk_sizes: dict[str, int]) -> dict[str, set
         every = int(pd.read_csv(params).get("llc_every", pd.Series([1])).iloc[0])
         counts = {"llc": len(estimated_steps(log, every)), "hessian": len(logged_checkpoints(log))}
         for stage, count in counts.items():
-            n = max(1, math.ceil(count / chunk_sizes[stage]))
-            names[stage] |= {f"{run.name}/chunk{i}of{n}" for i in range(n)}
+            names[stage] |= {f"{run.name}/{name}" for name in chunk_names(count, chunk_sizes[stage])}
     return names
 
 

@@ -11,7 +11,14 @@ from grokslt.analysis.theory import write_checkpoint_theory
 from grokslt.errors import BadInput
 from grokslt.estimation.checkpoint_llc import write_llc_table
 from grokslt.training.metrics import transition_steps
-from grokslt.training.runs import estimated_steps, load_run, logged_checkpoints, select_run_steps
+from grokslt.training.runs import (
+    chunk_names,
+    estimated_steps,
+    load_run,
+    logged_checkpoints,
+    select_run_steps,
+    select_steps,
+)
 from grokslt.training.train import TrainConfig, train
 from grokslt.workflow.plan import thinned_count
 from grokslt.workflow.tables import loss_data
@@ -59,6 +66,15 @@ def test_chunks_of_a_thinned_trajectory_cover_it_once(memorised):
     assert sum(chunks, []) == estimated_steps(memorised / "train_log.csv", 4)
     with pytest.raises(BadInput, match="--every: give it without --steps"):
         select_run_steps(run, "20", None, every=4)
+
+
+@pytest.mark.parametrize("checkpoints, size", [(1, 50), (50, 50), (51, 50), (159, 50), (400, 200)])
+def test_chunk_jobs_split_the_checkpoints_into_blocks_of_at_most_chunk_size(checkpoints, size):
+    steps = list(range(100, 100 * (checkpoints + 1), 100))
+    names = chunk_names(checkpoints, size)
+    blocks = [select_steps(steps, None, name.removeprefix("chunk").replace("of", "/")) for name in names]
+    assert sum(blocks, []) == steps and max(map(len, blocks)) <= size
+    assert len(names) == -(-checkpoints // size)
 
 
 def test_the_run_table_leaves_skipped_checkpoints_blank_and_refuses_a_missing_chosen_one(memorised, tmp_path):

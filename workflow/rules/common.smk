@@ -1,6 +1,5 @@
 # Config check, run expansion, wildcard constraints and input functions shared by every stage. The
 # flags each rule passes come from the settings classes, the figures from the figure registry.
-import math
 import os
 import re
 import shlex
@@ -13,7 +12,7 @@ from grokslt.figures import OPTIONAL, READS, experiment_settings, instances
 from grokslt.analysis.hessian import HessianSettings
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import fields, mapping_to_arguments, to_arguments
-from grokslt.training.runs import estimated_steps, logged_checkpoints
+from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints
 from grokslt.workflow.config import ConfigError, check_workflow
 from grokslt.workflow.experiments import LLC_CHOICE_KEYS
 from snakemake.logging import logger
@@ -134,8 +133,8 @@ def checkpoint_count(run, stage):
 
 
 def chunk_files(run, stage, suffix=".csv"):
-    n = max(1, math.ceil(checkpoint_count(run, stage) / config[stage]["chunk_size"]))
-    return [f"{run_dir(run)}/{stage}/chunk{i}of{n}{suffix}" for i in range(n)]
+    names = chunk_names(checkpoint_count(run, stage), config[stage]["chunk_size"])
+    return [f"{run_dir(run)}/{stage}/{name}{suffix}" for name in names]
 
 
 def experiment_runs(names):

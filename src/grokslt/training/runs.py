@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,6 +217,12 @@ def select_steps(available: list[int], steps: list[int] | None = None, chunk: st
     if size and count > size:
         raise BadInput(f"--chunk {chunk}: {count} chunks of the run's {size} checkpoints; expected at most {size}")
     return available[index * size // count : (index + 1) * size // count]
+
+
+def chunk_names(checkpoints: int, chunk_size: int) -> list[str]:
+    """The jobs `chunk{i}of{n}` (`--chunk i/n`) that split `checkpoints` into blocks of at most `chunk_size`."""
+    n = max(1, math.ceil(checkpoints / chunk_size))
+    return [f"chunk{i}of{n}" for i in range(n)]
 
 
 def parse_steps(text: str | None) -> list[int] | None:
