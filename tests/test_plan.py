@@ -12,6 +12,7 @@ from workflow_support import REPO, TINY
 
 from grokslt import cli
 from grokslt.analysis.reference import load_reference
+from grokslt.training.families import Network
 from grokslt.training.train import TrainConfig
 from grokslt.workflow import plan
 from grokslt.workflow.config import check_config
@@ -92,7 +93,7 @@ def test_predicted_stops_hold_the_logged_total_within_2x_leaving_each_run_out():
 
 
 def test_the_command_prints_json_with_cpu_and_wall_seconds(monkeypatch, capsys):
-    monkeypatch.setattr(plan, "measure", lambda: MACHINE)
+    monkeypatch.setattr(plan, "measure", lambda runs: MACHINE)
     cli.main(["plan", "--configfile", str(REPO / "config" / "quick.yaml"), "--cores", "4", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert result["cores"] == 4 and result["cpu_seconds"] > 0 and result["wall_seconds"] > 0
@@ -125,7 +126,7 @@ def test_a_config_without_a_figures_default_experiment_is_planned_without_that_f
     config["certified"]["experiments"].remove("baseline_long")
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    monkeypatch.setattr(plan, "measure", lambda: MACHINE)
+    monkeypatch.setattr(plan, "measure", lambda runs: MACHINE)
     cli.main(["plan", "--configfile", str(path), "--json"])
     assert "saturation" not in json.loads(capsys.readouterr().out)["figures"]
 
@@ -151,3 +152,21 @@ def test_evaluations_count_the_regular_and_the_dense_checkpoints():
     assert plan.evaluations(TrainConfig(max_steps=1000, eval_every=100), 1000) == 10
     dense = TrainConfig(max_steps=1000, eval_every=100, dense_until=200, dense_every=20)
     assert plan.evaluations(dense, 1000) == 10 + 10 - 2  # 20, 40, ..., 200 and 100, ..., 1000; 100 and 200 once
+
+
+MLP = TrainConfig(p=11, hidden=8, model="mlp", loss="cross_entropy", embed=4, batch_size=16)
+
+
+def test_a_family_timed_by_the_measurement_costs_its_own_steps_and_others_the_fit():
+    timed = dataclasses.replace(MACHINE, families=((Network.of(MLP), plan.effective_batch(MLP), 0.5, 0.25),))
+    assert plan.step_seconds(timed, MLP, "train") == 0.5 and plan.step_seconds(timed, MLP, "chain") == 0.25
+    untimed = dataclasses.replace(MLP, batch_size=8)
+    fit = 1e-4 + 1e-9 * 8 * Network.of(untimed).n_params() / 3
+    assert plan.step_seconds(timed, untimed, "chain") == pytest.approx(fit)
+
+
+def test_the_measurement_times_each_other_family_once_per_size_and_batch():
+    runs = [TrainConfig(p=11, hidden=8), MLP, dataclasses.replace(MLP, seed=1), dataclasses.replace(MLP, batch_size=8)]
+    timed = plan.measure_families(runs, steps=50, repeats=1)
+    assert [(network.model, batch) for network, batch, _, _ in timed] == [("mlp", 16), ("mlp", 8)]
+    assert all(train > 0 and chain > 0 for _, _, train, chain in timed)

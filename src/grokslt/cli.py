@@ -338,7 +338,7 @@ def run_plan(args: argparse.Namespace) -> None:
     stops = None
     if args.reference != "none" and checked.config["reference"] != "none":
         stops = expected_stops(checked.runs, args.reference)
-    result = plan(checked.config, args.cores, measure(), stops)
+    result = plan(checked.config, args.cores, measure(runs=checked.runs.values()), stops)
     print(json.dumps(result, indent=2) if args.json else describe(result))
 
 

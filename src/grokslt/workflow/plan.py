@@ -2,22 +2,25 @@
 the wall time on N cores, from a few-second measurement of this machine.
 
 The measurement times training steps and SGLD chain steps at two model sizes and fits each as
-a + b x (batch x K x p), the size of the step's GEMMs; a job's start (Python, torch, the commands'
-modules) is timed too and charged to every job, and a figure job (start, drawing, saving) to every
-figure. A run's steps are its expected stop: the authors' logged stop where the run's settings match
-one of their runs (`reference/`, when present), else max_steps (an upper bound for runs that stop
-early). Wall time on N cores is the CPU time over N, or the longest single run's chain of jobs if that
+a + b x (batch x K x p), the size of the step's GEMMs; another family's steps (an MLP, a transformer) are
+timed at each size and batch the config trains it at, since no such line fits them. A job's start (Python,
+torch, the commands' modules) is timed too and charged to every job, and a figure job (start, drawing,
+saving) to every figure. A run's steps are its expected stop: the authors' logged stop where the run's
+settings match one of their runs (`reference/`, when present), else max_steps (an upper bound for runs that
+stop early). Wall time on N cores is the CPU time over N, or the longest single run's chain of jobs if that
 is longer.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -38,6 +41,7 @@ class Machine:
     start: float  # seconds to start a grokslt process
     figure: float  # seconds of a figure job: its start, drawing and saving
     load: float = 0.0  # the 1-minute load average per core as the measurement began
+    families: tuple[tuple[Network, int, float, float], ...] = ()  # (network, batch, train step s, chain step s)
 
 
 def linear_fit(sizes, seconds) -> tuple[float, float]:
@@ -46,16 +50,30 @@ def linear_fit(sizes, seconds) -> tuple[float, float]:
     return max(y0 - slope * x0, 0.0), slope
 
 
-def measure(steps: int = 100, repeats: int = 3) -> Machine:
-    """CPU seconds of training steps and chain steps at two sizes (the least of `repeats`), of a process
-    start and of a figure job; the machine's load as the measurement began."""
+def measure(steps: int = 100, repeats: int = 3, runs: Iterable[TrainConfig] = ()) -> Machine:
+    """CPU seconds of training steps and chain steps at two sizes (the least of `repeats`), of the steps of
+    each other family among `runs` at its size and batch, of a process start and of a figure job; the
+    machine's load as the measurement began."""
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in SIZES]
     sizes = [batch * K * p for p, K, batch in SIZES]
     start = fastest(lambda: python(JOB_START), 2)
     figure = fastest(lambda: python(DRAW), 2)
     train, chain = linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings])
-    return Machine(train, chain, start, figure, load)
+    return Machine(train, chain, start, figure, load, measure_families(runs, FAMILY_STEPS, 1))
+
+
+FAMILY_STEPS = 50  # enough draws for the chains' full-batch observations; a transformer's step is slow
+
+
+def measure_families(runs: Iterable[TrainConfig], steps: int, repeats: int) -> tuple:
+    """(network, batch, seconds per training step, per chain step) of each family other than the paper's."""
+    shapes = {}
+    for config in runs:
+        network = Network.of(config)
+        if not network.paper_model:
+            shapes.setdefault((network, effective_batch(config)), config)
+    return tuple((network, batch, *measure_run(config, steps, repeats)) for (network, batch), config in shapes.items())
 
 
 # what a job imports before it works: the commands' modules, torch.func (the Hessian), pandas, ArviZ
@@ -86,20 +104,27 @@ def python(code: str) -> None:
 
 
 def measure_size(p: int, K: int, batch: int, steps: int, repeats: int) -> tuple[float, float]:
-    """(seconds per training step, seconds per SGLD step of one chain) at one model size."""
+    """(seconds per training step, seconds per SGLD step of one chain) of the paper's network at one size."""
+    return measure_run(TrainConfig(p=p, hidden=K, batch_size=batch, train_frac=0.5, early_stop=False), steps, repeats)
+
+
+def measure_run(config: TrainConfig, steps: int, repeats: int) -> tuple[float, float]:
+    """(seconds per training step, seconds per SGLD step of one chain) of the run's network and batch."""
     import tempfile
 
     from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
+    from grokslt.estimation.functional_loss import NetworkLoss
     from grokslt.estimation.llc import estimate_llc
 
-    config = TrainConfig(p=p, hidden=K, batch_size=batch, train_frac=0.5, early_stop=False)
+    config = dataclasses.replace(config, early_stop=False)
     with tempfile.TemporaryDirectory() as out:
         trainer = Trainer(config, out)
         train = fastest(lambda: [trainer.train_step() for _ in range(steps)], repeats) / steps
     settings = sampler_settings("paper_code", num_burnin=0, num_draws=steps)
-    loss_fn = QuadraticNetLoss.training_set(trainer.data)
-    params, n = trainer.model.params(), trainer.data.n_train
-    chain = fastest(lambda: estimate_llc(loss_fn, params, n, settings, batch, 0), repeats)
+    network = Network.of(config)
+    data, params = trainer.data, trainer.model.params()
+    loss_fn = QuadraticNetLoss.training_set(data) if network.paper_model else NetworkLoss.training_set(network, data)
+    chain = fastest(lambda: estimate_llc(loss_fn, params, data.n_train, settings, effective_batch(config), 0), repeats)
     return train, chain / (steps * settings.num_chains)
 
 
@@ -120,11 +145,16 @@ def cpu_seconds() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def step_seconds(fit: tuple[float, float], config: TrainConfig) -> float:
-    """A step's seconds at the run's size: batch x K x p for the quadratic network (its GEMMs), and for another
-    family the same in parameters (batch x parameters / 3, which is batch x K x p for the quadratic one): a
-    per-example cost proportional to the parameters, a rough guide for the MLP and the transformer."""
-    return fit[0] + fit[1] * effective_batch(config) * Network.of(config).n_params() / 3
+def step_seconds(machine: Machine, config: TrainConfig, kind: str) -> float:
+    """Seconds of a training step (`kind` "train") or of one chain's SGLD step ("chain") of the run: as timed
+    for its family, size and batch where the measurement did, else from the fit at batch x K x p (batch x
+    parameters / 3: the same for the quadratic network)."""
+    batch = effective_batch(config)
+    timed = {(network, size): (train, chain) for network, size, train, chain in machine.families}
+    if (Network.of(config), batch) in timed:
+        return timed[Network.of(config), batch][kind == "chain"]
+    fit = machine.chain if kind == "chain" else machine.train
+    return fit[0] + fit[1] * batch * Network.of(config).n_params() / 3
 
 
 def effective_batch(config: TrainConfig) -> int:
@@ -141,14 +171,14 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
     checkpoints = evaluations(config, steps)
     settings = sampler_settings(llc["preset"] if llc["preset"] != "calibrated" else "paper_code",
                                 **{k: v for k, v in llc.items() if k not in LLC_CHOICE_KEYS})  # fmt: skip
-    chain_step = step_seconds(machine.chain, config)
+    chain_step = step_seconds(machine, config, "chain")
     full_batch = chain_step * int(config.train_frac * config.p**2) / effective_batch(config)
     per_estimate = (
         settings.num_chains
         * (settings.num_burnin + settings.num_draws)
         * (full_batch if settings.sampler == "mala" else chain_step)
     )
-    train = steps * step_seconds(machine.train, config) + checkpoints * 2 * full_batch
+    train = steps * step_seconds(machine, config, "train") + checkpoints * 2 * full_batch
     early = evaluations(config, min(steps, config.dense_until)) if config.dense_until else 0
     estimates = thinned_count(checkpoints, llc["every"], early)
     llc_jobs = max(1, math.ceil(estimates / chunk))
@@ -340,7 +370,7 @@ def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
     from grokslt.workflow.experiments import calibration_needed
 
     def chain_step(run):
-        return step_seconds(machine.chain, runs[run])
+        return step_seconds(machine, runs[run], "chain")
 
     out = {}
     sensitivity = config["sampler_sensitivity"]
