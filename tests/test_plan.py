@@ -15,7 +15,7 @@ from grokslt.analysis.reference import load_reference
 from grokslt.training.families import Network
 from grokslt.training.train import TrainConfig
 from grokslt.workflow import plan
-from grokslt.workflow.config import check_config
+from grokslt.workflow.config import check_config, check_workflow
 from grokslt.workflow.experiments import expand_experiments
 
 MACHINE = plan.Machine(train=(1e-4, 1e-9), chain=(1e-4, 1e-9), start=1.0, figure=3.0)
@@ -143,7 +143,9 @@ def test_the_prediction_for_the_tiny_workflow_is_within_a_factor_2(finished_tiny
     the wall time of a run but hardly its CPU time (the plan measures CPU time too; its wall time is its CPU
     time over the cores). Measured: 1.06x on a quiet machine, 1.36x with the run's CPU time inflated by a
     load of 4 per core (shared caches and cores)."""
-    predicted = plan.plan(yaml.safe_load(TINY.read_text()), 2, plan.measure())["cpu_seconds"]
+    config = yaml.safe_load(TINY.read_text())
+    machine = plan.measure(runs=check_workflow(config).runs.values())  # the tiny MLP and transformer timed too
+    predicted = plan.plan(config, 2, machine)["cpu_seconds"]
     measured = finished_tiny.cpu_seconds
     assert measured / 2 <= predicted <= measured * 2, (predicted, measured)
 

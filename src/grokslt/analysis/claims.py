@@ -8,12 +8,14 @@ thresholds written beside each claim below, never tuned to the result; where the
 
 Only local, honestly converged estimates decide (`trusted`: `grokslt.estimation.locality`,
 `grokslt.estimation.diagnostics`): an untrusted estimate is reported, never counted for or against a claim.
-Which estimates a claim read is recorded as it reads them (`Evidence.llc`). When all are trusted the claim
-stands as computed. When some are not, it is computed again without them, and keeps that verdict only if
-(a) they are at most UNTRUSTED_SHARE of what it read, (b) every run it read keeps a trusted estimate, and
-(c) the verdict is the same with them in: setting aside more, or estimates that would change the answer, is
-a selection the data cannot justify, so the verdict becomes `inconclusive`. The note says how many were not
-local and how many not converged either way.
+Which estimates a claim read is recorded as it reads them (`Evidence.llc`, by run; a claim that fits one
+estimate per run or grid cell, `READS_POINTS`, reads each run's last estimate and the grid). When all are
+trusted the claim stands as computed. When some are not, a claim on trajectories is computed again without
+them and reports that, provided (a) they are at most UNTRUSTED_SHARE of what it read, (b) every run it read
+keeps a trusted estimate, and (c) it tests the same things with the same verdicts with them in: setting aside
+more, or estimates that would change the answer, is a selection the data cannot justify. A claim that fits
+points cannot lose one (its fit would change design). Otherwise the verdict is `inconclusive`. The note says
+how many were not local and how many not converged either way.
 """
 
 from __future__ import annotations
@@ -554,48 +556,49 @@ def llc_series(table: pd.DataFrame) -> pd.DataFrame:
     return llc.astype({"converged": bool, "local": bool})
 
 
-UNTRUSTED_SHARE = 0.05  # the most of a claim's estimates that may be set aside (module docstring)
-READS_SENSITIVITY = {"b2_log_linear_gamma"}  # claims that read the sampler-sensitivity grid's estimates
+UNTRUSTED_SHARE = 0.05  # the most of a trajectory claim's estimates that may be set aside (module docstring)
+READS_SENSITIVITY = {"b2_log_linear_gamma"}  # claims that read the sampler-sensitivity grid's estimates (paper_code)
+READS_POINTS = {"fig1a_linear_p", "fig1b_linear_K", "keff_closed_form", *READS_SENSITIVITY}  # one point a run or cell
 
 
-def read_estimates(evidence: Evidence, claim: str) -> list[pd.DataFrame]:
-    """The LLC estimates the claim read: each run's series, and the sensitivity grid where the claim reads it."""
+def read_estimates(evidence: Evidence, claim: str, preset: str) -> pd.DataFrame:
+    """The LLC estimates the claim read: each run's series (its last estimate for a claim of READS_POINTS), and
+    the sensitivity grid where the claim reads it."""
     series = [evidence.llc[run] for run in sorted(evidence.llc.read)]
-    if claim in READS_SENSITIVITY and evidence.sensitivity is not None and not evidence.sensitivity.empty:
-        series.append(evidence.sensitivity.astype({"local": bool, "converged": bool}))
-    return series
+    if claim in READS_POINTS:
+        series = [table.iloc[-1:] for table in series]
+    grid = evidence.sensitivity
+    if claim in READS_SENSITIVITY and preset == "paper_code" and grid is not None and not grid.empty:
+        series.append(grid)
+    if not series:
+        return pd.DataFrame(columns=["local", "converged"])
+    return pd.concat(series).astype({"local": bool, "converged": bool})
 
 
 def is_trusted(table: pd.DataFrame) -> pd.Series:
     return table["local"].astype(bool) & table["converged"].astype(bool)
 
 
-def untrusted(evidence: Evidence, claim: str = "") -> str:
-    """How many of the LLC estimates the claim read are not trusted ('' when all are local and converged)."""
-    series = read_estimates(evidence, claim)
-    if not series:
-        return ""
-    table = pd.concat(series)
+def untrusted(table: pd.DataFrame) -> str:
+    """How many of the estimates read are not trusted ('' when all are local and converged)."""
     not_local, not_converged = int((~table["local"]).sum()), int((~table["converged"]).sum())
     if not (not_local or not_converged):
         return ""
-    return (f"only local, honestly converged estimates decide: of the {len(table)} estimates of the runs it "
-            f"read, {not_local} not local, {not_converged} not converged")  # fmt: skip
+    return (f"only local, honestly converged estimates decide: of the {len(table)} estimates it read, "
+            f"{not_local} not local, {not_converged} not converged")  # fmt: skip
 
 
 def without_untrusted(evidence: Evidence) -> Evidence:
     """The same evidence with every untrusted estimate set aside."""
     trusted = {run: table[is_trusted(table)].reset_index(drop=True) for run, table in evidence.llc.items()}
-    sensitivity = evidence.sensitivity
-    if sensitivity is not None and not sensitivity.empty:
-        sensitivity = sensitivity[is_trusted(sensitivity)]
-    return Evidence(evidence.summary, evidence.loss, ReadRecord(trusted), sensitivity, evidence.model)
+    return Evidence(evidence.summary, evidence.loss, ReadRecord(trusted), evidence.sensitivity, evidence.model)
 
 
-def set_aside_blocker(evidence: Evidence, claim: str) -> str:
+def set_aside_blocker(evidence: Evidence, claim: str, read: pd.DataFrame) -> str:
     """Why the untrusted estimates the claim read cannot simply be set aside ('' when they can)."""
-    table = pd.concat(read_estimates(evidence, claim))
-    share = float((~is_trusted(table)).mean())
+    if claim in READS_POINTS:
+        return "each is a point of the claim's fit, which cannot lose one"
+    share = float((~is_trusted(read)).mean())
     if share > UNTRUSTED_SHARE:
         return f"{share:.0%} of them untrusted, more than the {UNTRUSTED_SHARE:.0%} that may be set aside"
     emptied = [run for run in sorted(evidence.llc.read) if not is_trusted(evidence.llc[run]).any()]
@@ -605,20 +608,22 @@ def set_aside_blocker(evidence: Evidence, claim: str) -> str:
 
 
 def decided(evidence: Evidence, rows: list[dict], test: Callable[[Evidence], list[dict]] | None = None,
-            ) -> list[dict]:  # fmt: skip
+            preset: str = "") -> list[dict]:  # fmt: skip
     """The claim's rows by the module's rule; `test` computes them from other evidence (without it, any
     untrusted estimate makes the rows inconclusive)."""
     claim = rows[0]["claim"] if rows else ""
-    reason = untrusted(evidence, claim)
+    read = read_estimates(evidence, claim, preset)
+    reason = untrusted(read)
     if not reason:
         return rows
-    blocker = set_aside_blocker(evidence, claim) if test else "the claim is not recomputed without them"
+    blocker = set_aside_blocker(evidence, claim, read) if test else "the claim is not recomputed without them"
     if not blocker:
         kept = test(without_untrusted(evidence))
-        if [r["verdict"] for r in kept] == [r["verdict"] for r in rows]:
-            return [r | {"note": f"{reason}, set aside (the verdict is the same with them); {r['note']}".strip("; ")}
-                    for r in kept]  # fmt: skip
-        blocker = "setting them aside changes the verdict"
+        if [(r["statistic"], r["verdict"]) for r in kept] == [(r["statistic"], r["verdict"]) for r in rows]:
+            return [r | {"note": f"{reason}, set aside: computed without them (the same verdict with them in); "
+                         f"{r['note']}".strip("; ")} for r in kept]  # fmt: skip
+        verdicts = ", ".join(sorted({r["verdict"] for r in kept})) or "nothing to test"
+        blocker = f"setting them aside changes the verdict (without them: {verdicts})"
     return [r | {"verdict": INCONCLUSIVE, "note": f"{reason}; {blocker} (the statistic's own verdict: {r['verdict']}); "
                  f"{r['note']}".strip("; ")} for r in rows]  # fmt: skip
 
@@ -643,7 +648,7 @@ def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_pre
             series = ReadRecord({run: llc_series(table) for run, table in llc.items()})
             evidence = Evidence(summary, loss, series, sensitivity, model)
             test = claim_test(name, preset)
-            rows.extend(r | {"model": model} for r in decided(evidence, test(evidence), test))
+            rows.extend(r | {"model": model} for r in decided(evidence, test(evidence), test, preset))
     return rows
 
 
