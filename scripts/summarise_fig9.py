@@ -1,5 +1,6 @@
 """The tables of measured/vary_lr_wd from a finished `config/fig9_grid.yaml` run: the scorecard against the
-authors' logs summarised per metric, the Figure 9 claims, what each stage cost (CPU seconds of the jobs the
+authors' logs summarised per metric, the Figure 9 claims, the runs estimated at the certified preset (each one's
+smoothed peak, last value, diagnostics and locality), what each stage cost (CPU seconds of the jobs the
 finished workflow used, from Snakemake's benchmark files) against `grokslt plan`, and the workflow's figures.
 
     snakemake fig9 trajectories_vary_lr_wd scorecard claims --cores 2 --configfile config/fig9_grid.yaml
@@ -17,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from grokslt.analysis.claims import llc_series, smoothed_llc
 from grokslt.io import write_csv
 from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints
 
@@ -67,6 +69,25 @@ def stage_costs(results: Path, chunk_sizes: dict[str, int]) -> list[dict]:
     return rows
 
 
+def certified_runs(results: Path) -> list[dict]:
+    """Per run with certified estimates: its learning rate and group, the smoothed LLC's peak (step, value) and
+    last value, how many estimates are local and converged, the largest R-hat and loss excess."""
+    summary = pd.read_csv(results / "summary" / "runs.csv").set_index("run")
+    rows = []
+    for path in sorted((results / "runs").glob("*/certified.csv")):
+        table, run = pd.read_csv(path), summary.loc[path.parent.name]
+        smooth = smoothed_llc(llc_series(table))
+        rows.append({"run": path.parent.name, "batch_size": run["batch_size"], "weight_decay": run["weight_decay"],
+                     "lr": run["lr"], "estimates": len(table), "local": int(table["local"].sum()),
+                     "converged": int(table["converged"].sum()), "r_hat_max": round(table["r_hat"].max(), 4),
+                     "ess_bulk_min": round(table["ess_bulk"].min()),
+                     "loss_excess_fraction_max": round(table["loss_excess_fraction"].max(), 4),
+                     "peak_step": int(table["step"].iloc[smooth.idxmax()]), "peak_llc": round(smooth.max(), 2),
+                     "last_step": int(table["step"].iloc[-1]), "last_llc": round(table["llc_mean"].iloc[-1], 2),
+                     "gsm": run["gsm"]})  # fmt: skip
+    return sorted(rows, key=lambda row: (row["batch_size"], row["weight_decay"], row["lr"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--configfile", type=Path, required=True, help="the grid's config")
@@ -89,6 +110,10 @@ def main() -> None:
     shutil.copy(args.results / "scorecard" / "scorecard.csv", args.out / "scorecard.csv")
     if (args.results / "claims" / "claims.csv").exists():  # the claims target, once its certified estimates are in
         shutil.copy(args.results / "claims" / "claims.csv", args.out / "claims.csv")
+    certified = certified_runs(args.results)
+    if certified:
+        write_csv(args.out / "certified_runs.csv", certified, list(certified[0]))
+        print(pd.DataFrame(certified).drop(columns="run").to_string(index=False))
     shutil.copy(args.results / "summary" / "runs.csv", args.out / "runs.csv")
     for figure in FIGURES:
         shutil.copy(args.results / "figures" / figure, args.out / figure)
