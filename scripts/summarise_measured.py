@@ -1,11 +1,12 @@
-"""The tables of measured/vary_lr_wd from a finished `config/fig9_grid.yaml` run: the scorecard against the
-authors' logs summarised per metric, the Figure 9 claims, the runs estimated at the certified preset (each one's
-smoothed peak, last value, diagnostics and locality), what each stage cost (CPU seconds of the jobs the
-finished workflow used, from Snakemake's benchmark files) against `grokslt plan`, and the workflow's figures.
+"""The tables of a measured paper-scale run (`measured/<name>/`) from its finished workflow: the scorecard against
+the authors' logs summarised per metric, the claims, the runs estimated at the certified preset (each one's
+smoothed peak, last value, diagnostics and locality), what each stage cost (CPU seconds of the jobs the finished
+workflow used, from Snakemake's benchmark files) against `grokslt plan`, and the workflow's figures.
 
     snakemake fig9 trajectories_vary_lr_wd scorecard claims --cores 2 --configfile config/fig9_grid.yaml
     grokslt plan --configfile config/fig9_grid.yaml --cores 2 --json > plan.json   # on an idle machine
-    python scripts/summarise_fig9.py --configfile config/fig9_grid.yaml --plan plan.json --out measured/vary_lr_wd
+    python scripts/summarise_measured.py --configfile config/fig9_grid.yaml --plan plan.json \
+        --figures fig9 trajectories_vary_lr_wd scorecard --out measured/vary_lr_wd
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ import yaml
 from grokslt.analysis.claims import llc_series, smoothed_llc
 from grokslt.io import write_csv
 from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints
-
-FIGURES = ("fig9.png", "trajectories_vary_lr_wd.png", "scorecard.png")
 
 
 def scorecard_by_metric(scorecard: pd.DataFrame) -> list[dict]:
@@ -92,6 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--configfile", type=Path, required=True, help="the grid's config")
     parser.add_argument("--plan", type=Path, required=True, help="grokslt plan --json of the same config")
+    parser.add_argument("--figures", nargs="*", default=[], help="figures/NAME.png to copy")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -115,8 +115,8 @@ def main() -> None:
         write_csv(args.out / "certified_runs.csv", certified, list(certified[0]))
         print(pd.DataFrame(certified).drop(columns="run").to_string(index=False))
     shutil.copy(args.results / "summary" / "runs.csv", args.out / "runs.csv")
-    for figure in FIGURES:
-        shutil.copy(args.results / "figures" / figure, args.out / figure)
+    for figure in args.figures:
+        shutil.copy(args.results / "figures" / f"{figure}.png", args.out / f"{figure}.png")
     print(pd.DataFrame(metrics).to_string(index=False))
     print(pd.DataFrame([*costs, total, planned]).to_string(index=False))
 
