@@ -23,7 +23,8 @@ from grokslt.analysis.claims import (
 def summary_row(run, experiment, **values):
     base = dict(run=run, experiments=experiment, status="early_stop", llc_preset="paper_code", p=53, hidden=1024,
                 lr=1e-4, weight_decay=1e-5, batch_size=128, memorisation_step=100, grok_step_50=500,
-                grok_step_95=700, saturation_step=800, gsm=0.5, final_keff_llc=100.0)  # fmt: skip
+                grok_step_95=700, saturation_step=800, gsm=0.5, final_keff_llc=100.0,
+                regime="subabundant")  # fmt: skip
     return base | values
 
 
@@ -206,6 +207,22 @@ def test_a_fit_reads_each_runs_final_estimate_and_cannot_lose_one():
         law["verdict"] == "inconclusive" and "of the 5 estimates it read, 0 not local, 1 not converged" in law["note"]
     )
     assert "each is a point of the claim's fit" in law["note"], law
+
+
+def test_figure_1b_and_the_closed_form_read_only_subabundant_runs():
+    """Five widths on a line of slope 1 and a sixth, superabundant, far below it: the law holds over the five
+    and the note says one run was left out; the closed-form ratio ignores it too."""
+    rows, llc = [], {}
+    widths = [(K, "subabundant", float(K)) for K in (128, 256, 512, 1024, 1536)] + [(2048, "superabundant", 1.0)]
+    for K, regime, value in widths:
+        run = f"K{K}"
+        rows.append(summary_row(run, "vary_K", hidden=K, regime=regime, final_keff_llc=value))
+        llc[run] = series([100, 200], [value / 2, value])
+    evidence = Evidence(pd.DataFrame(rows), {}, llc, None)
+    law = claim_row(evidence, "fig1b_linear_K")
+    assert law["verdict"] == "holds" and law["n"] == 5 and "runs not subabundant, left out: 1" in law["note"], law
+    keff = claim_row(evidence, "keff_closed_form")
+    assert keff["value"] == pytest.approx(1.0) and keff["n"] == 5, keff
 
 
 NOISE = (0.5, 1.0, 1.5, 2.0, 2.5)  # per run: its LLC's noise around 10 x its validation loss

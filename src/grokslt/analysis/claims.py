@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from grokslt.analysis.theory import SUBABUNDANT
 from grokslt.io import write_csv
 
 COLUMNS = ["claim", "model", "preset", "statistic", "value", "uncertainty", "verdict", "n", "note"]
@@ -118,6 +119,7 @@ def final_llc(evidence: Evidence, runs: pd.DataFrame) -> pd.Series:
 # Linear laws: holds when R^2 >= 0.95, the slope exceeds 3 standard errors and no quadratic term exceeds its
 # two-sided 95% t critical value (residual degrees of freedom n - 3: curvature decides linearity), for every
 # line; fails when some line has R^2 < 0.8 or a slope <= 0; otherwise (or with fewer than 4 points) inconclusive.
+# Figure 1b's law is the subabundant regime's (K (d + p - 1) < p d (d + 1) / 2): wider runs are left out.
 # Each line also reports the final LLC over the parameter count d = 3pK, and the trivial null: d is itself
 # linear in p and K, so a second row fits LLC = a K_eff (3p - 1) / 2 (Corollary 5.4, K_eff measured) and
 # LLC = b d, both through 0, and holds when the theory's fit leaves at most half the null's residual sum of
@@ -126,9 +128,12 @@ LINEAR_HOLDS_R2, LINEAR_FAILS_R2, SLOPE_SE = 0.95, 0.8, 3.0
 NULL_RSS_HOLDS = 0.5
 
 
-def linear_law(evidence, preset, claim, experiment, x, line) -> list[dict]:
+def linear_law(evidence, preset, claim, experiment, x, line, regime: str | None = None) -> list[dict]:
+    """The law per line; with `regime`, over the runs in that regime of Corollary 4.2 only (the note says how
+    many others were left out)."""
     runs = evidence.runs(experiment)
     tag = label(evidence, preset, runs)
+    runs, left_out = in_regime(runs, regime)
     out = []
     for value, group in sorted(runs.assign(final=final_llc(evidence, runs)).groupby(line)):
         means = group.groupby(x)["final"].mean()
@@ -152,9 +157,19 @@ def linear_law(evidence, preset, claim, experiment, x, line) -> list[dict]:
         note = (f"slope {slope:.4g} +- {slope_se:.2g}, intercept {coef[1]:.4g}; quadratic term {quadratic[0]:.3g} "
                 f"+- {quadratic_se[0]:.2g} (t critical {critical:.3g}: {'curved' if curved else 'not curved'}); "
                 f"LLC / 3pK {per_d.min():.3g}-{per_d.max():.3g}")  # fmt: skip
-        out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", r2, math.nan, verdict, len(means), note))
+        out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", r2, math.nan, verdict, len(means),
+                       note + left_out))  # fmt: skip
         out.append(beats_d_null(claim, tag, group, name))
-    return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, f"no runs of {experiment}")]
+    return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, f"no runs of {experiment}{left_out}")]
+
+
+def in_regime(runs: pd.DataFrame, regime: str | None) -> tuple[pd.DataFrame, str]:
+    """The runs in Corollary 4.2's `regime` (all for None), and a note on those left out ('' for none)."""
+    if regime is None:
+        return runs, ""
+    kept = runs[runs["regime"] == regime]
+    left_out = len(runs) - len(kept)
+    return kept, f"; runs not {regime}, left out: {left_out}" if left_out else ""
 
 
 def beats_d_null(claim, tag, group: pd.DataFrame, name: str) -> dict:
@@ -182,8 +197,8 @@ def fig1a_linear_p(evidence, preset):
     return linear_law(evidence, preset, "fig1a_linear_p", "vary_p", "p", "hidden")
 
 
-def fig1b_linear_K(evidence, preset):
-    return linear_law(evidence, preset, "fig1b_linear_K", "vary_K", "hidden", "p")
+def fig1b_linear_K(evidence, preset):  # the paper's claim is about the subabundant regime (section 6, line 258)
+    return linear_law(evidence, preset, "fig1b_linear_K", "vary_K", "hidden", "p", SUBABUNDANT)
 
 
 # The peak before generalisation: a run supports the claim when the peak of its smoothed LLC (a centred
@@ -455,7 +470,8 @@ def b2_log_linear_gamma(evidence, preset):
 
 
 # K_eff (3p - 1) / 2 (Remark 5.5): the ratio of the final LLC to the closed form at the final K_eff, per
-# run of vary_p and vary_K. Holds when the median ratio lies in [0.8, 1.25]; fails outside [0.5, 2].
+# run of vary_p and vary_K in the subabundant regime (where Remark 5.5 gives it). Holds when the median ratio
+# lies in [0.8, 1.25]; fails outside [0.5, 2].
 RATIO_HOLDS, RATIO_FAILS = (0.8, 1.25), (0.5, 2.0)
 
 
@@ -464,15 +480,17 @@ def keff_closed_form(evidence, preset):
     runs = pd.concat([evidence.runs("vary_p"), evidence.runs("vary_K")]).drop_duplicates("run")
     runs = runs[runs["final_keff_llc"].notna() & (runs["final_keff_llc"] > 0)]
     tag = label(evidence, preset, runs)
+    runs, left_out = in_regime(runs, SUBABUNDANT)  # Remark 5.5's value holds there
     if runs.empty:
-        return [row(claim, tag, "median final LLC / K_eff (3p-1)/2", math.nan, math.nan, INCONCLUSIVE, 0, "no runs")]
+        return [row(claim, tag, "median final LLC / K_eff (3p-1)/2", math.nan, math.nan, INCONCLUSIVE, 0,
+                    f"no runs{left_out}")]  # fmt: skip
     ratio = final_llc(evidence, runs) / runs["final_keff_llc"]
     median = float(ratio.median())
     low, high = np.percentile(ratio, [25, 75])
     verdict = (HOLDS if RATIO_HOLDS[0] <= median <= RATIO_HOLDS[1]
                else FAILS if not RATIO_FAILS[0] <= median <= RATIO_FAILS[1] else INCONCLUSIVE)  # fmt: skip
     return [row(claim, tag, "median final LLC / K_eff (3p-1)/2", median, (high - low) / 2, verdict, len(ratio),
-                f"interquartile range [{low:.3g}, {high:.3g}]")]  # fmt: skip
+                f"interquartile range [{low:.3g}, {high:.3g}]{left_out}")]  # fmt: skip
 
 
 CLAIMS: dict[str, Callable[[Evidence, str], list[dict]]] = {
