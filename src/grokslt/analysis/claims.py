@@ -133,9 +133,10 @@ def linear_law(evidence, preset, claim, experiment, x, line, regime: str | None 
     many others were left out)."""
     runs = evidence.runs(experiment)
     tag = label(evidence, preset, runs)
-    runs, left_out = in_regime(runs, regime)
+    runs, outside = in_regime(runs, regime)
     out = []
     for value, group in sorted(runs.assign(final=final_llc(evidence, runs)).groupby(line)):
+        left_out = regime_note(outside[outside[line] == value], regime)
         means = group.groupby(x)["final"].mean()
         name = f"{'K' if line == 'hidden' else line} = {value}"
         if len(means) < 4:
@@ -160,16 +161,20 @@ def linear_law(evidence, preset, claim, experiment, x, line, regime: str | None 
         out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", r2, math.nan, verdict, len(means),
                        note + left_out))  # fmt: skip
         out.append(beats_d_null(claim, tag, group, name))
-    return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, f"no runs of {experiment}{left_out}")]
+    note = f"no runs of {experiment}{regime_note(outside, regime)}"
+    return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, note)]
 
 
-def in_regime(runs: pd.DataFrame, regime: str | None) -> tuple[pd.DataFrame, str]:
-    """The runs in Corollary 4.2's `regime` (all for None), and a note on those left out ('' for none)."""
+def in_regime(runs: pd.DataFrame, regime: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs in Corollary 4.2's `regime` (all for None), and those left out."""
     if regime is None:
-        return runs, ""
-    kept = runs[runs["regime"] == regime]
-    left_out = len(runs) - len(kept)
-    return kept, f"; runs not {regime}, left out: {left_out}" if left_out else ""
+        return runs, runs.iloc[:0]
+    inside = runs["regime"] == regime
+    return runs[inside], runs[~inside]
+
+
+def regime_note(outside: pd.DataFrame, regime: str | None) -> str:
+    return f"; runs not {regime}, left out: {len(outside)}" if len(outside) else ""
 
 
 def beats_d_null(claim, tag, group: pd.DataFrame, name: str) -> dict:
@@ -480,7 +485,8 @@ def keff_closed_form(evidence, preset):
     runs = pd.concat([evidence.runs("vary_p"), evidence.runs("vary_K")]).drop_duplicates("run")
     runs = runs[runs["final_keff_llc"].notna() & (runs["final_keff_llc"] > 0)]
     tag = label(evidence, preset, runs)
-    runs, left_out = in_regime(runs, SUBABUNDANT)  # Remark 5.5's value holds there
+    runs, outside = in_regime(runs, SUBABUNDANT)  # Remark 5.5's value holds there
+    left_out = regime_note(outside, SUBABUNDANT)
     if runs.empty:
         return [row(claim, tag, "median final LLC / K_eff (3p-1)/2", math.nan, math.nan, INCONCLUSIVE, 0,
                     f"no runs{left_out}")]  # fmt: skip
