@@ -119,6 +119,24 @@ def test_the_plan_counts_only_the_studies_the_workflow_runs():
     assert "calibration" in plan.plan(config, 2, MACHINE)["studies_cpu_seconds"]
 
 
+def test_certified_estimates_count_the_dense_schedule_whole():
+    """As the job selects them: every dense checkpoint, then every k-th (Figure 9's runs peak in the dense part)."""
+    config = quick()
+    config["certified"] = {"experiments": ["vary_lr_wd"], "preset": "local", "every": 10}
+    runs, membership = expand_experiments(check_config(config))
+    result = plan.plan(config, 2, MACHINE)
+    settings = plan.sampler_settings("local")
+    per_estimate = settings.num_chains * (settings.num_burnin + settings.num_draws)
+    expected = 0.0
+    for run in membership["vary_lr_wd"]:
+        train = runs[run]
+        dense = plan.evaluations(train, min(train.max_steps, train.dense_until))
+        estimates = plan.thinned_count(plan.evaluations(train, train.max_steps), 10, dense)
+        assert estimates > dense > 0
+        expected += estimates * per_estimate * plan.step_seconds(MACHINE, train, "chain")
+    assert result["studies_cpu_seconds"]["certified"] == pytest.approx(expected)
+
+
 def test_a_config_without_a_figures_default_experiment_is_planned_without_that_figure(monkeypatch, capsys, tmp_path):
     config = quick()
     del config["experiments"]["baseline_long"]  # the saturation figure's default experiment

@@ -185,6 +185,7 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
     return {
         "steps": steps,
         "checkpoints": checkpoints,
+        "dense_checkpoints": early,
         "llc_estimates": estimates,
         "train_seconds": train,
         "llc_seconds": estimates * per_estimate,
@@ -394,8 +395,11 @@ def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
         preset = sampler_settings(certified["preset"])
         chains, burnin, draws = preset.num_chains, preset.num_burnin, preset.num_draws
     draws = certified.get("num_draws", draws)
-    out["certified"] = sum(
-        (costs[run]["checkpoints"] / certified["every"] + 9) * chains * (burnin + draws) * chain_step(run)
+    out["certified"] = sum(  # the same selection as a thinned trajectory's (`training.runs.thin_steps`)
+        thinned_count(costs[run]["checkpoints"], certified["every"], costs[run]["dense_checkpoints"])
+        * chains
+        * (burnin + draws)
+        * chain_step(run)
         for run in certified_runs(config, membership)
     )
     out["refined"] = refined_seconds(config, membership, costs, chain_step)
