@@ -149,12 +149,12 @@ def step_seconds(machine: Machine, config: TrainConfig, kind: str) -> float:
     """Seconds of a training step (`kind` "train") or of one chain's SGLD step ("chain") of the run: as timed
     for its family, size and batch where the measurement did, else from the fit at batch x K x p (batch x
     parameters / 3: the same for the quadratic network)."""
-    batch = effective_batch(config)
-    timed = {(network, size): (train, chain) for network, size, train, chain in machine.families}
-    if (Network.of(config), batch) in timed:
-        return timed[Network.of(config), batch][kind == "chain"]
+    network, batch = Network.of(config), effective_batch(config)
+    for timed_network, timed_batch, train, chain in machine.families:
+        if (timed_network, timed_batch) == (network, batch):
+            return chain if kind == "chain" else train
     fit = machine.chain if kind == "chain" else machine.train
-    return fit[0] + fit[1] * batch * Network.of(config).n_params() / 3
+    return fit[0] + fit[1] * batch * network.n_params() / 3
 
 
 def effective_batch(config: TrainConfig) -> int:
