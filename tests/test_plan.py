@@ -190,3 +190,12 @@ def test_the_measurement_times_each_other_family_once_per_size_and_batch():
     timed = plan.measure_families(runs, steps=50, repeats=1)
     assert [(network.model, batch) for network, batch, _, _ in timed] == [("mlp", 16), ("mlp", 8)]
     assert all(train > 0 and chain > 0 for _, _, train, chain in timed)
+
+
+def test_the_size_line_is_measured_up_to_the_largest_paper_network_so_that_it_interpolates():
+    small, wide = TrainConfig(p=11, hidden=16, batch_size=8), TrainConfig(p=53, hidden=2048, batch_size=128)
+    wider_mlp = TrainConfig(p=97, hidden=4096, batch_size=128, model="mlp", loss="cross_entropy", embed=4)
+    assert plan.measured_shapes([small]) == plan.SIZES  # below the default upper size: the default
+    assert plan.measured_shapes([small, wide, wider_mlp]) == [plan.SIZES[0], (53, 2048, 128)]  # other families: timed apart
+    full_batch = TrainConfig(p=59, hidden=2048, batch_size=100_000, train_frac=0.4)
+    assert plan.measured_shapes([full_batch]) == [plan.SIZES[0], (59, 2048, int(0.4 * 59**2))]

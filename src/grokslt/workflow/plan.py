@@ -26,11 +26,12 @@ from dataclasses import asdict, dataclass
 import torch
 
 from grokslt.estimation.llc import sampler_settings
+from grokslt.estimation.observables import MIN_OBSERVATIONS, default_thinning
 from grokslt.training.families import Network
 from grokslt.training.train import TrainConfig, Trainer
 from grokslt.workflow.experiments import LLC_CHOICE_KEYS
 
-SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement
+SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement; the second moves up to the config's largest
 BUSY = 0.5  # load per core above which a measurement is slowed by other work
 
 
@@ -55,12 +56,24 @@ def measure(steps: int = 100, repeats: int = 3, runs: Iterable[TrainConfig] = ()
     each other family among `runs` at its size and batch, of a process start and of a figure job; the
     machine's load as the measurement began."""
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in SIZES]
-    sizes = [batch * K * p for p, K, batch in SIZES]
+    runs = list(runs)
+    shapes = measured_shapes(runs)
+    timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in shapes]
+    sizes = [batch * K * p for p, K, batch in shapes]
     start = fastest(lambda: python(JOB_START), 2)
     figure = fastest(lambda: python(DRAW), 2)
     train, chain = linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings])
     return Machine(train, chain, start, figure, load, measure_families(runs, FAMILY_STEPS, 1))
+
+
+def measured_shapes(runs: Iterable[TrainConfig]) -> list[tuple[int, int, int]]:
+    """(p, K, batch) of the two sizes the size line is fitted through: the small one, and the larger of SIZES'
+    second and the config's largest paper network, so that the line interpolates. Extrapolated 14-fold from
+    (31, 256, 64) to Figure 2's network, a chain step came out 1.9-3.0 ms in three plans on one machine against
+    2.07 ms timed at that size (twice, 1% apart)."""
+    paper = [(c.p, c.hidden, effective_batch(c)) for c in runs if Network.of(c).paper_model]
+    largest = max([SIZES[1], *paper], key=lambda shape: shape[0] * shape[1] * shape[2])
+    return [SIZES[0], largest]
 
 
 FAMILY_STEPS = 50  # enough draws for the chains' full-batch observations; a transformer's step is slow
@@ -120,12 +133,15 @@ def measure_run(config: TrainConfig, steps: int, repeats: int) -> tuple[float, f
     with tempfile.TemporaryDirectory() as out:
         trainer = Trainer(config, out)
         train = fastest(lambda: [trainer.train_step() for _ in range(steps)], repeats) / steps
-    settings = sampler_settings("paper_code", num_burnin=0, num_draws=steps)
     network = Network.of(config)
     data, params = trainer.data, trainer.model.params()
+    batch = effective_batch(config)
+    # enough draws for the full-batch observations at their default thinning, whose cost the chains carry
+    draws = max(steps, MIN_OBSERVATIONS * default_thinning(data.n_train, batch))
+    settings = sampler_settings("paper_code", num_burnin=0, num_draws=draws)
     loss_fn = QuadraticNetLoss.training_set(data) if network.paper_model else NetworkLoss.training_set(network, data)
-    chain = fastest(lambda: estimate_llc(loss_fn, params, data.n_train, settings, effective_batch(config), 0), repeats)
-    return train, chain / (steps * settings.num_chains)
+    chain = fastest(lambda: estimate_llc(loss_fn, params, data.n_train, settings, batch, 0), repeats)
+    return train, chain / (draws * settings.num_chains)
 
 
 def fastest(work, repeats: int) -> float:
