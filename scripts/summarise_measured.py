@@ -69,22 +69,24 @@ def stage_costs(results: Path, chunk_sizes: dict[str, int]) -> list[dict]:
 
 
 def certified_runs(results: Path) -> list[dict]:
-    """Per run with certified estimates: its learning rate and group, the smoothed LLC's peak (step, value) and
+    """Per run with certified estimates: its settings, the smoothed LLC's peak (step, value) and
     last value, how many estimates are local and converged, the largest R-hat and loss excess."""
     summary = pd.read_csv(results / "summary" / "runs.csv").set_index("run")
     rows = []
     for path in sorted((results / "runs").glob("*/certified.csv")):
         table, run = pd.read_csv(path), summary.loc[path.parent.name]
         smooth = smoothed_llc(llc_series(table))
-        rows.append({"run": path.parent.name, "batch_size": run["batch_size"], "weight_decay": run["weight_decay"],
-                     "lr": run["lr"], "estimates": len(table), "local": int(table["local"].sum()),
+        rows.append({"run": path.parent.name, "p": run["p"], "hidden": run["hidden"], "seed": run["seed"],
+                     "batch_size": run["batch_size"], "weight_decay": run["weight_decay"], "lr": run["lr"],
+                     "estimates": len(table), "local": int(table["local"].sum()),
                      "converged": int(table["converged"].sum()), "r_hat_max": round(table["r_hat"].max(), 4),
                      "ess_bulk_min": round(table["ess_bulk"].min()),
                      "loss_excess_fraction_max": round(table["loss_excess_fraction"].max(), 4),
                      "peak_step": int(table["step"].iloc[smooth.idxmax()]), "peak_llc": round(smooth.max(), 2),
                      "last_step": int(table["step"].iloc[-1]), "last_llc": round(table["llc_mean"].iloc[-1], 2),
                      "gsm": run["gsm"]})  # fmt: skip
-    return sorted(rows, key=lambda row: (row["batch_size"], row["weight_decay"], row["lr"]))
+    order = ("batch_size", "weight_decay", "lr", "p", "hidden", "seed")
+    return sorted(rows, key=lambda row: tuple(row[key] for key in order))
 
 
 def main() -> None:
