@@ -69,15 +69,15 @@ def stage_costs(results: Path, chunk_sizes: dict[str, int]) -> list[dict]:
 
 
 def certified_runs(results: Path) -> list[dict]:
-    """Per run with certified estimates: its settings, the smoothed LLC's peak (step, value) and
+    """Per run with certified estimates: its batch size, weight decay, learning rate, p, K and seed, the smoothed LLC's peak (step, value) and
     last value, how many estimates are local and converged, the largest R-hat and loss excess."""
     summary = pd.read_csv(results / "summary" / "runs.csv").set_index("run")
     rows = []
     for path in sorted((results / "runs").glob("*/certified.csv")):
         table, run = pd.read_csv(path), summary.loc[path.parent.name]
         smooth = smoothed_llc(llc_series(table))
-        rows.append({"run": path.parent.name, "p": run["p"], "hidden": run["hidden"], "seed": run["seed"],
-                     "batch_size": run["batch_size"], "weight_decay": run["weight_decay"], "lr": run["lr"],
+        rows.append({"run": path.parent.name, "batch_size": run["batch_size"], "weight_decay": run["weight_decay"],
+                     "lr": run["lr"], "p": run["p"], "hidden": run["hidden"], "seed": run["seed"],
                      "estimates": len(table), "local": int(table["local"].sum()),
                      "converged": int(table["converged"].sum()), "r_hat_max": round(table["r_hat"].max(), 4),
                      "ess_bulk_min": round(table["ess_bulk"].min()),

@@ -195,7 +195,16 @@ def test_the_measurement_times_each_other_family_once_per_size_and_batch():
 def test_the_size_line_is_measured_up_to_the_largest_paper_network_so_that_it_interpolates():
     small, wide = TrainConfig(p=11, hidden=16, batch_size=8), TrainConfig(p=53, hidden=2048, batch_size=128)
     wider_mlp = TrainConfig(p=97, hidden=4096, batch_size=128, model="mlp", loss="cross_entropy", embed=4)
-    assert plan.measured_shapes([small]) == plan.SIZES  # below the default upper size: the default
-    assert plan.measured_shapes([small, wide, wider_mlp]) == [plan.SIZES[0], (53, 2048, 128)]  # other families: timed apart
+    shapes = lambda runs: [(run.p, run.hidden, plan.effective_batch(run)) for run in plan.measured_runs(runs)]  # noqa: E731
+    assert shapes([small]) == plan.SIZES  # below the least upper size: the default sizes
+    assert shapes([small, wide, wider_mlp]) == [plan.SIZES[0], (53, 2048, 128)]  # other families are timed apart
     full_batch = TrainConfig(p=59, hidden=2048, batch_size=100_000, train_frac=0.4)
-    assert plan.measured_shapes([full_batch]) == [plan.SIZES[0], (59, 2048, int(0.4 * 59**2))]
+    [_, timed] = plan.measured_runs([full_batch])
+    assert timed == full_batch and plan.gemm_size(timed) == int(0.4 * 59**2) * 2048 * 59  # as it trains
+
+
+def test_a_measured_chain_draws_enough_for_its_full_batch_observations():
+    """A training set far larger than the batch thins the observations beyond the measurement's steps: at 5
+    steps of batch 2 on 211 pairs (every 141st draw observed) the chains draw 564, not 5 (which raised)."""
+    train, chain = plan.measure_run(TrainConfig(p=23, hidden=8, batch_size=2), steps=5, repeats=1)
+    assert train > 0 and chain > 0

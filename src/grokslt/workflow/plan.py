@@ -1,8 +1,9 @@
 """What a config will cost before it runs: runs, checkpoints, LLC and Hessian estimates, CPU seconds and
-the wall time on N cores, from a few-second measurement of this machine.
+the wall time on N cores, from a measurement of this machine that takes under a minute.
 
-The measurement times training steps and SGLD chain steps at two model sizes and fits each as
-a + b x (batch x K x p), the size of the step's GEMMs; another family's steps (an MLP, a transformer) are
+The measurement times training steps and SGLD chain steps at two model sizes, a small one and the config's
+largest paper network (so that the line interpolates to every run), and fits each as a + b x (batch x K x p),
+the size of the step's GEMMs; another family's steps (an MLP, a transformer) are
 timed at each size and batch the config trains it at, since no such line fits them. A job's start (Python,
 torch, the commands' modules) is timed too and charged to every job, and a figure job (start, drawing,
 saving) to every figure. A run's steps are its expected stop: the authors' logged stop where the run's
@@ -31,7 +32,7 @@ from grokslt.training.families import Network
 from grokslt.training.train import TrainConfig, Trainer
 from grokslt.workflow.experiments import LLC_CHOICE_KEYS
 
-SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement; the second moves up to the config's largest
+SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement: the small size, the least upper one
 BUSY = 0.5  # load per core above which a measurement is slowed by other work
 
 
@@ -57,26 +58,30 @@ def measure(steps: int = 100, repeats: int = 3, runs: Iterable[TrainConfig] = ()
     machine's load as the measurement began."""
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     runs = list(runs)
-    shapes = measured_shapes(runs)
-    timings = [measure_size(p, K, batch, steps, repeats) for p, K, batch in shapes]
-    sizes = [batch * K * p for p, K, batch in shapes]
+    timed = measured_runs(runs)
+    timings = [measure_run(run, steps, repeats) for run in timed]
+    sizes = [gemm_size(run) for run in timed]
     start = fastest(lambda: python(JOB_START), 2)
     figure = fastest(lambda: python(DRAW), 2)
     train, chain = linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings])
     return Machine(train, chain, start, figure, load, measure_families(runs, FAMILY_STEPS, 1))
 
 
-def measured_shapes(runs: Iterable[TrainConfig]) -> list[tuple[int, int, int]]:
-    """(p, K, batch) of the two sizes the size line is fitted through: the small one, and the larger of SIZES'
-    second and the config's largest paper network, so that the line interpolates. Extrapolated 14-fold from
-    (31, 256, 64) to Figure 2's network, a chain step came out 1.9-3.0 ms in three plans on one machine against
-    2.07 ms timed at that size (twice, 1% apart)."""
-    paper = [(c.p, c.hidden, effective_batch(c)) for c in runs if Network.of(c).paper_model]
-    largest = max([SIZES[1], *paper], key=lambda shape: shape[0] * shape[1] * shape[2])
-    return [SIZES[0], largest]
+def measured_runs(runs: Iterable[TrainConfig]) -> list[TrainConfig]:
+    """The two runs the size line is fitted through: SIZES' small one, and the config's largest paper network
+    (at least SIZES' upper one) as it trains, with its own training set and batch, so that the line
+    interpolates to every run rather than extrapolating (its slope is noisy)."""
+    small, upper = (TrainConfig(p=p, hidden=K, batch_size=batch, train_frac=0.5) for p, K, batch in SIZES)
+    paper = [run for run in runs if Network.of(run).paper_model]
+    return [small, max([upper, *paper], key=gemm_size)]
 
 
-FAMILY_STEPS = 50  # enough draws for the chains' full-batch observations; a transformer's step is slow
+def gemm_size(config: TrainConfig) -> int:
+    """batch x K x p: the size of a step's GEMMs, the measurement's size axis."""
+    return effective_batch(config) * config.hidden * config.p
+
+
+FAMILY_STEPS = 50  # a transformer's step is slow
 
 
 def measure_families(runs: Iterable[TrainConfig], steps: int, repeats: int) -> tuple:
@@ -114,11 +119,6 @@ with tempfile.TemporaryDirectory() as out:
 
 def python(code: str) -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def measure_size(p: int, K: int, batch: int, steps: int, repeats: int) -> tuple[float, float]:
-    """(seconds per training step, seconds per SGLD step of one chain) of the paper's network at one size."""
-    return measure_run(TrainConfig(p=p, hidden=K, batch_size=batch, train_frac=0.5, early_stop=False), steps, repeats)
 
 
 def measure_run(config: TrainConfig, steps: int, repeats: int) -> tuple[float, float]:
