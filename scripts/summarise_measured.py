@@ -69,8 +69,9 @@ def stage_costs(results: Path, chunk_sizes: dict[str, int]) -> list[dict]:
 
 
 def certified_runs(results: Path) -> list[dict]:
-    """Per run with certified estimates: its batch size, weight decay, learning rate, p, K and seed, the smoothed LLC's peak (step, value) and
-    last value, how many estimates are local and converged, the largest R-hat and loss excess."""
+    """Per run with certified estimates: its batch size, weight decay, learning rate, p, K and seed, the
+    smoothed LLC's peak (step, value) and last value, how many estimates are local and converged, the largest
+    R-hat and loss excess."""
     summary = pd.read_csv(results / "summary" / "runs.csv").set_index("run")
     rows = []
     for path in sorted((results / "runs").glob("*/certified.csv")):
