@@ -285,3 +285,24 @@ def test_the_offset_corrected_accuracy_is_drawn_beside_the_raw_one(tables, tmp_p
     assert "offset-corrected" in " ".join(t.get_text() for t in fig.legends[0].get_texts())
     assert "not forgetting" in acc_ax.get_title()
     assert fig.get_suptitle().startswith("The baseline run\n(p 7, K 16, lr 0.01")  # words, not the run id
+
+
+def test_close_transitions_move_their_labels_apart():
+    """The long baseline's val 95% and saturation (steps 14,200 and 15,000 on a 40,000-step axis) drew their
+    labels over each other: the second now sits right of its line; marks far apart keep theirs left of their line,
+    and three at one step share one label."""
+    import matplotlib.pyplot as plt
+
+    figure, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2))
+    ax.plot([0, 40_000], [0, 1])
+    steps = {"memorisation_step": 700, "grok_step_50": 12_400, "grok_step_95": 14_200, "saturation_step": 15_000}
+    style.mark_transitions(ax, pd.Series(steps))
+    placed = [(text.get_text(), text.get_horizontalalignment()) for text in ax.texts]
+    assert placed == [("memorised", "right"), ("val 50%", "right"), ("val 95%", "right"), ("saturated", "left")]
+    assert len(ax.lines) == 1 + 4  # every transition keeps its line
+    at_once = [(300, "memorised"), (300, "val 50%"), (300, "val 95%"), (30_000, "saturated")]
+    assert style.placed_labels(ax, at_once) == [
+        (300, "memorised, val 50%, val 95%", "right"),
+        (30_000, "saturated", "right"),
+    ]
+    plt.close(figure)

@@ -75,26 +75,46 @@ def preset_note(rows: pd.DataFrame) -> str:
     return f" ({', '.join(sorted(rows['llc_preset'].dropna().astype(str).unique()))})"
 
 
+TRANSITIONS = {
+    "memorisation_step": "memorised",
+    "grok_step_50": "val 50%",
+    "grok_step_95": "val 95%",
+    "saturation_step": "saturated",
+}
+LABEL_POINTS = 7  # the width of a rotated 6-point label (its line height)
+
+
 def mark_transitions(ax, row: pd.Series, labelled: bool = True) -> None:
-    """Dotted lines at the memorisation and grokking steps of a summary row, labelled if asked."""
-    labels = {
-        "memorisation_step": "memorised",
-        "grok_step_50": "val 50%",
-        "grok_step_95": "val 95%",
-        "saturation_step": "saturated",
-    }
-    for key, label in labels.items():
-        if key not in row or pd.isna(row[key]):
-            continue
-        ax.axvline(row[key], color="0.4", linestyle=":", linewidth=0.8)
-        if labelled:
-            ax.annotate(
-                label,
-                (row[key], 1.0),
-                xycoords=("data", "axes fraction"),
-                rotation=90,
-                fontsize=6,
-                va="top",
-                ha="right",
-                color="0.3",
-            )
+    """Dotted lines at the memorisation and grokking steps of a summary row, labelled if asked (call it after the
+    data are drawn: where lines are closer than a label's width, which the x-axis decides, their labels move)."""
+    marks = [(row[key], label) for key, label in TRANSITIONS.items() if key in row and not pd.isna(row[key])]
+    marks.sort(key=lambda mark: mark[0])  # stable: transitions at one step keep their order
+    for step, _ in marks:
+        ax.axvline(step, color="0.4", linestyle=":", linewidth=0.8)
+    if not labelled:
+        return
+    for step, label, align in placed_labels(ax, marks):
+        ax.annotate(label, (step, 1.0), xycoords=("data", "axes fraction"), rotation=90, fontsize=6, va="top",
+                    ha=align, color="0.3")  # fmt: skip
+
+
+def placed_labels(ax, marks: list[tuple[float, str]]) -> list[tuple[float, str, str]]:
+    """(step, label, horizontal alignment) of the marks' labels, each left of its line (alignment "right") unless
+    its neighbour is closer than LABEL_POINTS on the axes: then of two close marks the second's label goes right
+    of its line, and three or more share one label, left of the first."""
+    left, right = ax.get_xlim()
+    points_per_step = ax.get_position().width * ax.figure.get_figwidth() * 72 / (right - left)
+    groups: list[list[tuple[float, str]]] = []
+    for step, label in marks:
+        if groups and (step - groups[-1][-1][0]) * points_per_step < LABEL_POINTS:
+            groups[-1].append((step, label))
+        else:
+            groups.append([(step, label)])
+    placed = []
+    for group in groups:
+        if len(group) == 2:
+            (first, first_label), (second, second_label) = group
+            placed += [(first, first_label, "right"), (second, second_label, "left")]
+        else:
+            placed.append((group[0][0], ", ".join(label for _, label in group), "right"))
+    return placed
