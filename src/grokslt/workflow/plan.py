@@ -76,9 +76,10 @@ def measured_runs(runs: Iterable[TrainConfig]) -> list[TrainConfig]:
     return [small, max([upper, *paper], key=gemm_size)]
 
 
-def gemm_size(config: TrainConfig) -> int:
-    """batch x K x p: the size of a step's GEMMs, the measurement's size axis."""
-    return effective_batch(config) * config.hidden * config.p
+def gemm_size(config: TrainConfig) -> float:
+    """batch x parameters / 3 (batch x K x p for the quadratic network): the size of a step's GEMMs, the axis
+    of the measurement's line."""
+    return effective_batch(config) * Network.of(config).n_params() / 3
 
 
 FAMILY_STEPS = 50  # a transformer's step is slow
@@ -163,14 +164,13 @@ def cpu_seconds() -> float:
 
 def step_seconds(machine: Machine, config: TrainConfig, kind: str) -> float:
     """Seconds of a training step (`kind` "train") or of one chain's SGLD step ("chain") of the run: as timed
-    for its family, size and batch where the measurement did, else from the fit at batch x K x p (batch x
-    parameters / 3: the same for the quadratic network)."""
+    for its family, size and batch where the measurement did, else from the measurement's line at its `gemm_size`."""
     network, batch = Network.of(config), effective_batch(config)
     for timed_network, timed_batch, train, chain in machine.families:
         if (timed_network, timed_batch) == (network, batch):
             return chain if kind == "chain" else train
     fit = machine.chain if kind == "chain" else machine.train
-    return fit[0] + fit[1] * batch * network.n_params() / 3
+    return fit[0] + fit[1] * gemm_size(config)
 
 
 def effective_batch(config: TrainConfig) -> int:
