@@ -1,6 +1,8 @@
 import json
 import os
 import resource
+import shutil
+import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,16 +41,30 @@ def children_cpu_seconds() -> float:
 def finished_tiny(tmp_path_factory) -> FinishedTiny:
     """The tiny configuration run to the end, locally, in a copy of the workflow: once per test session,
     whichever worker or process asks first (the others wait for it and read it)."""
-    from workflow_support import TINY, copy_workflow, snakemake
-
     shared = shared_directory(tmp_path_factory)
     root = shared / "finished_tiny"
     record = shared / "finished_tiny.json"
     with FileLock(shared / "finished_tiny.lock"):
         if not record.exists():
-            root.mkdir()
-            snakefile = copy_workflow(root)
-            before = children_cpu_seconds()
-            snakemake("--cores", "2", "--configfile", TINY, cwd=root, snakefile=snakefile)
-            record.write_text(json.dumps({"cpu_seconds": children_cpu_seconds() - before}))
-    return FinishedTiny(root, root / "Snakefile", json.loads(record.read_text())["cpu_seconds"])
+            record.write_text(json.dumps(build_tiny(root)))
+    outcome = json.loads(record.read_text())
+    if "failure" in outcome:  # one failed build fails every test that reads it, at once, with its message
+        pytest.fail(f"the shared tiny run failed: {outcome['failure']}")
+    return FinishedTiny(root, root / "Snakefile", outcome["cpu_seconds"])
+
+
+def build_tiny(root: Path) -> dict:
+    """Run the tiny workflow in `root` (a leftover of an interrupted session is removed first); its CPU time, or
+    why it failed. The timeout is generous: a loaded machine (CI's, or one running a paper-scale job beside the
+    tests) has taken over 10 minutes for what takes 3 on a quiet one."""
+    from workflow_support import TINY, copy_workflow, snakemake
+
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
+    snakefile = copy_workflow(root)
+    before = children_cpu_seconds()
+    try:
+        snakemake("--cores", "2", "--configfile", TINY, cwd=root, snakefile=snakefile, timeout=1800)
+    except (AssertionError, subprocess.TimeoutExpired) as error:
+        return {"failure": str(error)[-4000:]}
+    return {"cpu_seconds": children_cpu_seconds() - before}
