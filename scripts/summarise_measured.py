@@ -7,6 +7,9 @@ workflow used, from Snakemake's benchmark files) against `grokslt plan`, and the
     grokslt plan --configfile config/fig9_grid.yaml --cores 2 --json > plan.json   # on an idle machine
     python scripts/summarise_measured.py --configfile config/fig9_grid.yaml --plan plan.json \
         --figures fig9 trajectories_vary_lr_wd scorecard --out measured/vary_lr_wd
+
+`--keep-runs baseline seeds` keeps those runs' tables, so that a claim over runs measured on different days (a set
+too long for one session) is one `grokslt claims` over the kept tables of both.
 """
 
 from __future__ import annotations
@@ -90,11 +93,27 @@ def certified_runs(results: Path) -> list[dict]:
     return sorted(rows, key=lambda row: tuple(row[key] for key in order))
 
 
+def keep_runs(results: Path, experiments: list[str], out: Path) -> int:
+    """Copy the per-run tables the trajectory claims read (loss_data.csv, params.csv, certified.csv) of every run
+    in one of `experiments` to out/runs/RUN/, so that `grokslt claims` can read them again, alone or beside runs
+    measured another day, without their checkpoints; the number of runs copied."""
+    summary = pd.read_csv(results / "summary" / "runs.csv")
+    chosen = summary[summary["experiments"].str.split(";").map(lambda names: bool(set(names) & set(experiments)))]
+    for run in chosen["run"]:
+        (out / "runs" / run).mkdir(parents=True, exist_ok=True)
+        for name in ("loss_data.csv", "params.csv", "certified.csv"):
+            if (results / "runs" / run / name).exists():
+                shutil.copy(results / "runs" / run / name, out / "runs" / run / name)
+    return len(chosen)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--configfile", type=Path, required=True, help="the grid's config")
     parser.add_argument("--plan", type=Path, required=True, help="grokslt plan --json of the same config")
     parser.add_argument("--figures", nargs="*", default=[], help="figures/NAME.png to copy")
+    parser.add_argument("--keep-runs", nargs="*", default=[], metavar="EXPERIMENT",
+                        help="copy these experiments' per-run tables to OUT/runs/")  # fmt: skip
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -120,6 +139,8 @@ def main() -> None:
     shutil.copy(args.results / "summary" / "runs.csv", args.out / "runs.csv")
     for figure in args.figures:
         shutil.copy(args.results / "figures" / f"{figure}.png", args.out / f"{figure}.png")
+    if args.keep_runs:
+        print(f"{keep_runs(args.results, args.keep_runs, args.out)} runs' tables kept in {args.out / 'runs'}")
     print(pd.DataFrame(metrics).to_string(index=False))
     print(pd.DataFrame([*costs, total, planned]).to_string(index=False))
 
