@@ -98,7 +98,9 @@ def keep_runs(results: Path, experiments: list[str], out: Path) -> int:
     in one of `experiments` to out/runs/RUN/, so that `grokslt claims` can read them again, alone or beside runs
     measured another day, without their checkpoints; the number of runs copied."""
     summary = pd.read_csv(results / "summary" / "runs.csv")
-    chosen = summary[summary["experiments"].str.split(";").map(lambda names: bool(set(names) & set(experiments)))]
+    shutil.rmtree(out / "runs", ignore_errors=True)  # a run kept by an earlier call must not join the glob
+    memberships = summary["experiments"].fillna("").astype(str).str.split(";")
+    chosen = summary[memberships.map(lambda names: bool(set(names) & set(experiments)))]
     for run in chosen["run"]:
         (out / "runs" / run).mkdir(parents=True, exist_ok=True)
         for name in ("loss_data.csv", "params.csv", "certified.csv"):

@@ -59,12 +59,15 @@ def build_tiny(root: Path) -> dict:
     tests) has taken over 10 minutes for what takes 3 on a quiet one."""
     from workflow_support import TINY, copy_workflow, snakemake
 
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir()
-    snakefile = copy_workflow(root)
     before = children_cpu_seconds()
     try:
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        snakefile = copy_workflow(root)
         snakemake("--cores", "2", "--configfile", TINY, cwd=root, snakefile=snakefile, timeout=1800)
-    except (AssertionError, subprocess.TimeoutExpired) as error:
-        return {"failure": str(error)[-4000:]}
+    except subprocess.TimeoutExpired as error:
+        output = (error.stdout or b"") + (error.stderr or b"")  # bytes, whatever text= said
+        return {"failure": f"{error}\n{output.decode(errors='replace')}"[-4000:]}
+    except Exception as error:  # recorded, so that the waiting processes do not each build it again
+        return {"failure": f"{type(error).__name__}: {error}"[-4000:]}
     return {"cpu_seconds": children_cpu_seconds() - before}
