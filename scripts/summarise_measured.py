@@ -23,6 +23,7 @@ import pandas as pd
 import yaml
 
 from grokslt.analysis.claims import llc_series, smoothed_llc
+from grokslt.figures.inputs import experiment_rows
 from grokslt.io import write_csv
 from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints
 
@@ -99,8 +100,8 @@ def keep_runs(results: Path, experiments: list[str], out: Path) -> int:
     measured another day, without their checkpoints; the number of runs copied."""
     summary = pd.read_csv(results / "summary" / "runs.csv")
     shutil.rmtree(out / "runs", ignore_errors=True)  # a run kept by an earlier call must not join the glob
-    memberships = summary["experiments"].fillna("").astype(str).str.split(";")
-    chosen = summary[memberships.map(lambda names: bool(set(names) & set(experiments)))]
+    chosen = pd.concat(experiment_rows(summary, name, "summary/runs.csv", diverged=True) for name in experiments)
+    chosen = chosen.drop_duplicates("run")  # a run of two experiments is copied once
     for run in chosen["run"]:
         (out / "runs" / run).mkdir(parents=True, exist_ok=True)
         for name in ("loss_data.csv", "params.csv", "certified.csv"):
