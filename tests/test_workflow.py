@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from workflow_support import (
     REPO,
@@ -28,6 +29,7 @@ from workflow_support import (
 from grokslt.figures import instances
 from grokslt.workflow.config import check_config, config_schema
 from grokslt.workflow.experiments import dataset_id, expand_experiments
+from grokslt.workflow.membership import experiments_cell, in_experiments
 
 
 @pytest.mark.parametrize("configfile", [REPO / "config.yaml", REPO / "config" / "quick.yaml", TINY])
@@ -106,6 +108,18 @@ def test_expansion_gives_each_setting_combination_one_run():
         sizes = [len(values) for values in experiment.get("sweep", {}).values()]
         assert len(membership[name]) == math.prod(sizes)
     assert len(runs) == len({run for members in membership.values() for run in members})
+
+
+def test_a_shared_run_belongs_to_each_of_its_experiments():
+    """The summary's `experiments` cell names every experiment of a run trained once for several, and reads back
+    as membership of each; a run of none belongs to nothing."""
+    cells = [experiments_cell(["seeds", "baseline"]), experiments_cell(["vary_p"]), None]
+    summary = pd.DataFrame({"run": ["a", "b", "c"], "experiments": cells})
+    assert cells[0] == "baseline;seeds"
+    assert in_experiments(summary, "baseline").tolist() == [True, False, False]
+    assert in_experiments(summary, "seeds").tolist() == [True, False, False]
+    assert in_experiments(summary, ["vary_p", "seeds"]).tolist() == [True, True, False]
+    assert not in_experiments(summary, "base").any()
 
 
 def tiny_with(change) -> dict:

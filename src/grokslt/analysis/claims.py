@@ -31,6 +31,7 @@ from scipy import stats
 
 from grokslt.analysis.theory import SUBABUNDANT
 from grokslt.io import write_csv
+from grokslt.workflow.membership import in_experiments
 
 COLUMNS = ["claim", "model", "preset", "statistic", "value", "uncertainty", "verdict", "n", "note"]
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
@@ -62,9 +63,7 @@ class Evidence:
 
     def runs(self, experiment: str) -> pd.DataFrame:
         family = models(self.summary) == self.model
-        member = self.summary["experiments"].fillna("").str.split(";").apply(lambda names: experiment in names)
-        if self.model != "quadratic":
-            member = family
+        member = in_experiments(self.summary, experiment) if self.model == "quadratic" else family
         rows = self.summary[family & member & (self.summary["status"] != "diverged")]
         return rows[rows["run"].isin(self.llc)]
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from grokslt.errors import BadInput
 from grokslt.figures import READS
+from grokslt.workflow.membership import in_experiments
 
 
 class Tables:
@@ -58,7 +59,7 @@ def require_columns(table: pd.DataFrame, columns: Iterable[str], source: str) ->
 def experiment_rows(summary: pd.DataFrame, experiment: str, source: str, diverged: bool = False) -> pd.DataFrame:
     """The summary rows of an experiment's runs; those whose training diverged only if asked."""
     require_columns(summary, ["run", "experiments", "status"], source)
-    member = summary["experiments"].fillna("").str.split(";").apply(lambda names: experiment in names)
+    member = in_experiments(summary, experiment)
     rows = summary[member if diverged else member & (summary["status"] != "diverged")]
     if rows.empty:
         raise ValueError(f"{source}: no runs of experiment {experiment!r} (that did not diverge)")

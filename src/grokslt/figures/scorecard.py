@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from grokslt.figures import inputs, style
+from grokslt.workflow.membership import SEPARATOR
 
 PAPER_CONFIGS = "config.yaml (the paper's full set), config/paper_subset.yaml or config/fig9_batch128.yaml"
 
@@ -40,7 +41,7 @@ def nothing_matched(table: pd.DataFrame, authors) -> plt.Figure:
     get runs that do."""
     ours = table[table["run"] != "worst"]
     notes = set(ours["note"].dropna()) if "note" in ours else set()
-    experiments = sorted({name for names in ours["experiment"].dropna() for name in str(names).split(";")})
+    experiments = sorted({name for names in ours["experiment"].dropna() for name in str(names).split(SEPARATOR)})
     checked = f"{ours['run'].nunique()} runs of this config ({', '.join(experiments)})"
     if authors or not any("reference: none" in note for note in notes):
         sweeps = sorted({run.name.split("/")[0] for run in authors})

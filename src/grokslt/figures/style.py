@@ -13,6 +13,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from grokslt.io import atomic_path  # noqa: E402
+from grokslt.workflow.membership import in_experiments  # noqa: E402
 
 COLUMN_WIDTH = 3.4  # inches, one column of a two-column paper
 PAGE_WIDTH = 7.0
@@ -45,7 +46,7 @@ def save(fig, prefix: str | Path, dpi: int) -> None:
 
 def note_diverged(fig, summary: pd.DataFrame, experiments: Iterable[str]) -> None:
     """Name, under the figure, the runs of `experiments` left out because their training diverged."""
-    member = summary["experiments"].fillna("").str.split(";").apply(lambda names: bool(set(experiments) & set(names)))
+    member = in_experiments(summary, experiments)
     runs = summary.loc[member & (summary["status"] == "diverged"), "run"].tolist()
     if runs:
         fig.text(0.0, 0.0, f"training diverged, not shown: {', '.join(runs)}", fontsize=5, color="0.35", va="top")

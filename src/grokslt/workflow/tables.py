@@ -21,6 +21,7 @@ from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
 from grokslt.training.runs import estimated_steps, verified_record
 from grokslt.training.train import TrainConfig, versions
+from grokslt.workflow.membership import experiments_cell
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
 SAMPLER_COLUMNS = [c for c in settings_columns(SamplerSettings(), "preset", "backend", 2, 0) if c != "batch_size"]
@@ -133,7 +134,7 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
     theory = closed_form_row(config.p, config.hidden)
     row = {
         "run": run_id,
-        "experiments": ";".join(sorted(experiments)),
+        "experiments": experiments_cell(experiments),
         **{key: getattr(config, key) for key in ("p", "hidden", "optimizer", "lr", "weight_decay", "batch_size")},
         "seed": config.seed,
         "train_frac": config.train_frac,

@@ -1,0 +1,22 @@
+"""Which experiments a run belongs to, as the summary's `experiments` column holds them: the names joined by
+`;`, since runs that two experiments share are trained once. Every reader of that column asks here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+SEPARATOR = ";"
+
+
+def experiments_cell(experiments: Iterable[str]) -> str:
+    """The `experiments` cell of a run that belongs to these experiments."""
+    return SEPARATOR.join(sorted(experiments))
+
+
+def in_experiments(summary: pd.DataFrame, experiments: str | Iterable[str]) -> pd.Series:
+    """True for the summary's rows whose run belongs to any of `experiments` (one name or several)."""
+    wanted = {experiments} if isinstance(experiments, str) else set(experiments)
+    cells = summary["experiments"].fillna("").astype(str)
+    return cells.apply(lambda cell: bool(wanted & set(cell.split(SEPARATOR))))
