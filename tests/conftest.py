@@ -66,8 +66,7 @@ def build_tiny(root: Path) -> dict:
         snakefile = copy_workflow(root)
         snakemake("--cores", "2", "--configfile", TINY, cwd=root, snakefile=snakefile, timeout=1800)
     except subprocess.TimeoutExpired as error:
-        output = (error.stdout or b"") + (error.stderr or b"")  # bytes, whatever text= said
-        return {"failure": f"{error}\n{output.decode(errors='replace')}"[-4000:]}
+        return {"failure": f"{error}\n{error.stdout}\n{error.stderr}"[-4000:]}
     except Exception as error:  # recorded, so that the waiting processes do not each build it again
         return {"failure": f"{type(error).__name__}: {error}"[-4000:]}
     return {"cpu_seconds": children_cpu_seconds() - before}

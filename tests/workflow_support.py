@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,17 +26,20 @@ def bare_environment() -> dict[str, str]:
 
 
 def snakemake(*args, cwd: Path, snakefile: Path = REPO / "Snakefile", timeout: int = 600, check: bool = True):
-    result = subprocess.run(
-        [SNAKEMAKE, "-s", str(snakefile), *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=bare_environment(),
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}")
-    return result
+    """Run Snakemake on a workflow copy. It runs in a process group of its own, so a timeout kills it and every job
+    it started (they stay in its group): a stuck run never goes on loading the machine under the next tests."""
+    command = [SNAKEMAKE, "-s", str(snakefile), *map(str, args)]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    with subprocess.Popen(command, cwd=cwd, env=bare_environment(), start_new_session=True, **pipes) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+            raise subprocess.TimeoutExpired(command, timeout, stdout, stderr) from None
+    if check and process.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(map(str, args))} failed:\n{stdout}\n{stderr}")
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def job_counts(output: str) -> dict[str, int]:
