@@ -185,11 +185,17 @@ def test_a_family_timed_by_the_measurement_costs_its_own_steps_and_others_the_fi
     assert plan.step_seconds(timed, untimed, "chain") == pytest.approx(fit)
 
 
-def test_the_measurement_times_each_other_family_once_per_size_and_batch():
-    runs = [TrainConfig(p=11, hidden=8), MLP, dataclasses.replace(MLP, seed=1), dataclasses.replace(MLP, batch_size=8)]
+def test_the_measurement_times_each_other_family_once_per_size_and_batch_and_the_most_trained_paper_network():
+    paper, most_trained = TrainConfig(p=11, hidden=8, batch_size=16), TrainConfig(p=7, hidden=8, batch_size=16)
+    others = [MLP, dataclasses.replace(MLP, seed=1), dataclasses.replace(MLP, batch_size=8)]
+    runs = [paper, most_trained, dataclasses.replace(most_trained, seed=1), *others]
     timed = plan.measure_families(runs, steps=50, repeats=1)
-    assert [(network.model, batch) for network, batch, _, _ in timed] == [("mlp", 16), ("mlp", 8)]
+    shapes = [(network.model, network.p, batch) for network, batch, _, _ in timed]
+    assert shapes == [("mlp", 11, 16), ("mlp", 11, 8), ("quadratic", 7, 16)]
     assert all(train > 0 and chain > 0 for _, _, train, chain in timed)
+    machine = dataclasses.replace(MACHINE, families=timed)
+    assert plan.step_seconds(machine, most_trained, "chain") == timed[-1][3]  # timed, not read off the line
+    assert plan.step_seconds(machine, paper, "chain") == pytest.approx(1e-4 + 1e-9 * plan.gemm_size(paper))
 
 
 def test_the_size_line_is_measured_up_to_the_largest_paper_network_so_that_it_interpolates():
