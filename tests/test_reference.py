@@ -61,6 +61,19 @@ def test_our_baseline_matches_their_flatness_test_and_scores_zero_against_itself
     assert any(r["run"] == "worst" for r in rows)
 
 
+def test_a_run_of_two_experiments_counts_in_each_ones_worst_case():
+    """A run trained once for two experiments (its cell `baseline;seeds`) is in each experiment's worst case, not in
+    a third group named after the pair."""
+    runs = load_reference(REFERENCE)
+    baseline = next(run for run in runs if run.name == "flatness_test")
+    shifted = baseline.log.assign(llc=baseline.log["llc"] * 1.1)
+    row = summary_of(TrainConfig(), "ours", "baseline;seeds", shifted)
+    worst = [r for r in scorecard(pd.DataFrame([row]), {"ours": shifted}, REFERENCE) if r["run"] == "worst"]
+    peaks = {r["experiment"]: r for r in worst if r["metric"] == "peak LLC"}
+    assert sorted(peaks) == ["baseline", "seeds"]
+    assert all(r["relative_deviation"] == pytest.approx(0.1) and "ours" in r["note"] for r in peaks.values())
+
+
 def test_a_dense_early_schedule_of_ours_is_scored_at_their_steps():
     runs = load_reference(REFERENCE)
     baseline = next(run for run in runs if run.name == "flatness_test")

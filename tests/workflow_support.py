@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -26,17 +27,21 @@ def bare_environment() -> dict[str, str]:
 
 
 def snakemake(*args, cwd: Path, snakefile: Path = REPO / "Snakefile", timeout: int = 600, check: bool = True):
-    """Run Snakemake on a workflow copy. It runs in a process group of its own, so a timeout kills it and every job
-    it started (they stay in its group): a stuck run never goes on loading the machine under the next tests."""
+    """Run Snakemake on a workflow copy. It runs in a process group of its own, which a timeout or any other
+    exception (Ctrl-C included) kills with every local job it started, since they stay in its group: a stuck run
+    never goes on loading the machine under the next tests. Jobs it submitted to SLURM are not in the group."""
     command = [SNAKEMAKE, "-s", str(snakefile), *map(str, args)]
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     with subprocess.Popen(command, cwd=cwd, env=bare_environment(), start_new_session=True, **pipes) as process:
         try:
             stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-            raise subprocess.TimeoutExpired(command, timeout, stdout, stderr) from None
+        except BaseException as error:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate(timeout=60)
+            if isinstance(error, subprocess.TimeoutExpired):
+                raise subprocess.TimeoutExpired(command, timeout, stdout, stderr) from None
+            raise
     if check and process.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(map(str, args))} failed:\n{stdout}\n{stderr}")
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)

@@ -17,6 +17,7 @@ from grokslt.analysis.reference import AuthorsRun, find_match, load_reference
 from grokslt.estimation.llc import PRESETS
 from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
+from grokslt.workflow.membership import experiment_names
 
 COLUMNS = ["experiment", "run", "authors_run", "metric", "ours", "theirs", "deviation", "relative_deviation", "note"]
 MARKERS = {"memorisation_step": "memorised", "grok_step_50": "val 50%", "grok_step_95": "val 95%", "final_step": "stop"}
@@ -114,6 +115,8 @@ def worst_cases(rows: list[dict]) -> list[dict]:
     table = pd.DataFrame([r for r in rows if not pd.isna(r.get("relative_deviation", math.nan))])
     if table.empty:
         return []
+    # a run of two experiments counts in each one's worst case
+    table = table.assign(experiment=table["experiment"].map(experiment_names)).explode("experiment")
     worst = []
     for (experiment, metric), group in table.groupby(["experiment", "metric"]):
         top = group.loc[group["relative_deviation"].abs().idxmax()]

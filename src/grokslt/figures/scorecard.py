@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from grokslt.figures import inputs, style
-from grokslt.workflow.membership import SEPARATOR
+from grokslt.workflow.membership import experiment_names
 
 PAPER_CONFIGS = "config.yaml (the paper's full set), config/paper_subset.yaml or config/fig9_batch128.yaml"
 
@@ -27,7 +27,8 @@ def scorecard(read):
     metrics = list(dict.fromkeys(rows["metric"]))
     for colour, (experiment, group) in zip(style.PALETTE, rows.groupby("experiment"), strict=False):
         y = group["metric"].map(metrics.index) + np.random.default_rng(0).uniform(-0.15, 0.15, len(group))
-        ax.plot(100 * group["relative_deviation"], y, "o", color=colour, markersize=3, alpha=0.8, label=experiment)
+        label = " & ".join(experiment_names(experiment))  # a run of two experiments
+        ax.plot(100 * group["relative_deviation"], y, "o", color=colour, markersize=3, alpha=0.8, label=label)
     ax.axvline(0, color="0.4", linewidth=0.8)
     ax.set_yticks(range(len(metrics)), metrics, fontsize=6)
     ax.set_xlabel("ours vs the authors' log (%)")
@@ -41,7 +42,7 @@ def nothing_matched(table: pd.DataFrame, authors) -> plt.Figure:
     get runs that do."""
     ours = table[table["run"] != "worst"]
     notes = set(ours["note"].dropna()) if "note" in ours else set()
-    experiments = sorted({name for names in ours["experiment"].dropna() for name in str(names).split(SEPARATOR)})
+    experiments = sorted({name for cell in ours["experiment"] for name in experiment_names(cell)})
     checked = f"{ours['run'].nunique()} runs of this config ({', '.join(experiments)})"
     if authors or not any("reference: none" in note for note in notes):
         sweeps = sorted({run.name.split("/")[0] for run in authors})

@@ -169,7 +169,7 @@ DESCRIPTIONS = {
     "hessian_rank": "rank of the Hessian of L_n at the point",
     "dimension": "number of parameters",
     # scorecard
-    "experiment": "the experiments of our run, separated by ';'",
+    "experiment": "the experiments of our run, separated by ';' (a `worst` row: the one experiment whose runs it covers, a run of two counted in each)",
     "authors_run": "the authors' run with the same settings (its folder under reference/authors/)",
     "metric": "what is compared: the step memorised / val 50% / val 95% / stop, GSM, the LLC at those steps, the peak LLC",
     "ours": "our value of the metric",

@@ -15,8 +15,12 @@ def experiments_cell(experiments: Iterable[str]) -> str:
     return SEPARATOR.join(sorted(experiments))
 
 
+def experiment_names(cell) -> list[str]:
+    """The experiments an `experiments` cell names (none for a blank cell)."""
+    return [name for name in str(cell).split(SEPARATOR) if name] if isinstance(cell, str) else []
+
+
 def in_experiments(summary: pd.DataFrame, experiments: str | Iterable[str]) -> pd.Series:
     """True for the summary's rows whose run belongs to any of `experiments` (one name or several)."""
     wanted = {experiments} if isinstance(experiments, str) else set(experiments)
-    cells = summary["experiments"].fillna("").astype(str)
-    return cells.apply(lambda cell: bool(wanted & set(cell.split(SEPARATOR))))
+    return summary["experiments"].apply(lambda cell: bool(wanted & set(experiment_names(cell)))).astype(bool)

@@ -3,9 +3,9 @@ the wall time on N cores, from a measurement of this machine that takes under a 
 
 The measurement times training steps and SGLD chain steps at two model sizes, a small one and the config's
 largest paper network (so that the line interpolates to every run), and fits each as a + b x (batch x K x p),
-the size of the step's GEMMs; another family's steps (an MLP, a transformer) are
-timed at each size and batch the config trains it at, since no such line fits them, and so is the paper network
-that most of the config's runs train, where the line's error would count most. A job's start (Python,
+the size of the step's GEMMs. Another family's steps (an MLP, a transformer) are timed at each size and batch
+the config trains it at, since no such line fits them, and so is the paper network and batch that more of the
+config's runs train than any other, where the line's error counts most. A job's start (Python,
 torch, the commands' modules) is timed too and charged to every job, and a figure job (start, drawing,
 saving) to every figure. A run's steps are its expected stop: the authors' logged stop where the run's
 settings match one of their runs (`reference/`, when present), else max_steps (an upper bound for runs that
@@ -45,7 +45,7 @@ class Machine:
     start: float  # seconds to start a grokslt process
     figure: float  # seconds of a figure job: its start, drawing and saving
     load: float = 0.0  # the 1-minute load average per core as the measurement began
-    # (network, batch, train step s, chain step s) of each other family and of the paper network most runs train
+    # (network, batch, train step s, chain step s) of each other family and of the paper network most runs share
     families: tuple[tuple[Network, int, float, float], ...] = ()
 
 
@@ -57,7 +57,7 @@ def linear_fit(sizes, seconds) -> tuple[float, float]:
 
 def measure(steps: int = 100, repeats: int = 3, runs: Iterable[TrainConfig] = ()) -> Machine:
     """CPU seconds of training steps and chain steps at two sizes (the least of `repeats`), of the steps of
-    each other family among `runs` at its size and batch and of the paper network most of them train, of a
+    each other family among `runs` at its size and batch and of the paper network most of them share, of a
     process start and of a figure job; the machine's load as the measurement began."""
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     runs = list(runs)
@@ -90,9 +90,9 @@ FAMILY_STEPS = 50  # a transformer's step is slow
 
 def measure_families(runs: Iterable[TrainConfig], steps: int, repeats: int) -> tuple:
     """(network, batch, seconds per training step, per chain step) of each family other than the paper's, whose
-    steps no size line fits, and of the paper network that most runs train: the line put Figure 2's network
-    (p 53, K 1024, batch 128), whose estimates are most of paper_subset's cost, at 1.40 ms a chain step against
-    1.50 timed at it."""
+    steps no size line fits, and of the paper network and batch that more runs train than any other: the line put
+    Figure 2's network (p 53, K 1024, batch 128), whose estimates are most of paper_subset's cost, at 1.40 ms a
+    chain step against 1.50 timed at it."""
     shapes, paper = {}, Counter()
     for config in runs:
         network = Network.of(config)
