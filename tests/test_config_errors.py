@@ -347,6 +347,18 @@ def test_a_refined_residue_outside_the_runs_field_is_one_line_before_any_job():
         check_workflow(config)
 
 
+def test_a_second_try_that_draws_no_more_than_the_first_is_one_line_before_any_job():
+    config = one_experiment()
+    config["certified"] = {"experiments": ["baseline"], "preset": "local", "num_draws": 4000, "retry_draws": 4000}
+    with pytest.raises(ValueError, match=r"certified\.retry_draws = 4000: expected more than the first try's 4000"):
+        check_workflow(config)
+    config["certified"] = {"experiments": ["baseline"], "preset": "local", "retry_draws": 1000}
+    with pytest.raises(ValueError, match=r"retry_draws = 1000: expected more than the first try's 2000 draws"):
+        check_workflow(config)  # the preset's own draws
+    config["certified"]["retry_draws"] = 8000
+    check_workflow(config)
+
+
 def test_studies_of_the_paper_model_refuse_other_families():
     """Weight groups and the estimator accuracy study are the quadratic network's with the centred MSE: a config
     that points them at an MLP experiment is refused before any job, naming the key."""

@@ -137,6 +137,17 @@ def test_certified_estimates_count_the_dense_schedule_whole():
     assert result["studies_cpu_seconds"]["certified"] == pytest.approx(expected)
 
 
+def test_second_tries_add_their_draws_at_the_share_of_estimates_that_needed_one():
+    config = quick()
+    config["certified"] = {"experiments": ["vary_lr_wd"], "preset": "local", "every": 10}
+    once = plan.plan(config, 2, MACHINE)["studies_cpu_seconds"]["certified"]
+    config["certified"]["retry_draws"] = 8000
+    retried = plan.plan(config, 2, MACHINE)["studies_cpu_seconds"]["certified"]
+    settings = plan.sampler_settings("local")
+    first, second = settings.num_burnin + settings.num_draws, settings.num_burnin + 8000
+    assert retried / once == pytest.approx(1 + plan.RETRY_SHARE * second / first)
+
+
 def test_a_config_without_a_figures_default_experiment_is_planned_without_that_figure(monkeypatch, capsys, tmp_path):
     config = quick()
     del config["experiments"]["baseline_long"]  # the saturation figure's default experiment

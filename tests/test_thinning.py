@@ -91,3 +91,43 @@ def test_the_run_table_leaves_skipped_checkpoints_blank_and_refuses_a_missing_ch
         loss_data(memorised, llc, hessian, tmp_path / "theory.csv", llc_every=1)
     with pytest.raises(ValueError, match="no LLC or Hessian-trace row"):
         loss_data(memorised, llc.iloc[1:], hessian, tmp_path / "theory.csv", llc_every=4)
+
+
+def test_an_estimate_that_did_not_converge_is_estimated_again_with_more_draws(memorised, tmp_path, monkeypatch):
+    """`retry_draws`: the unconverged estimates, and only they, are estimated again at more draws with noise of
+    their own, and the second estimate is the row, saying its draws. At 16 draws no estimate converges; the first
+    is declared converged here, so that the selection is seen to keep it."""
+    import dataclasses
+
+    from grokslt.estimation import checkpoint_llc
+
+    real, tries = checkpoint_llc.estimate_checkpoints, []
+
+    def first_converges(data, checkpoints, settings, *args, attempt=0, **kwargs):
+        tries.append(([step for step, _ in checkpoints], settings.num_draws, attempt))
+        results = real(data, checkpoints, settings, *args, attempt=attempt, **kwargs)
+        if attempt == 0:
+            result = results[0][0]
+            result.diagnostics = dataclasses.replace(result.diagnostics, converged=True)
+        return results
+
+    monkeypatch.setattr(checkpoint_llc, "estimate_checkpoints", first_converges)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a few draws make poor diagnostics
+        rows = write_llc_table(memorised, tmp_path / "once.csv", overrides=TINY_SAMPLER, steps="100,200,300")
+        retried = write_llc_table(memorised, tmp_path / "retried.csv", overrides=TINY_SAMPLER, steps="100,200,300",
+                                  retry_draws=48)  # fmt: skip
+    assert tries[-2:] == [([100, 200, 300], 16, 0), ([200, 300], 48, 1)]
+    assert [row["num_draws"] for row in retried] == [16, 48, 48]
+    assert retried[0]["llc_mean"] == rows[0]["llc_mean"]  # the converged first try is kept as it was
+    assert all(again["llc_mean"] != once["llc_mean"] for again, once in zip(retried[1:], rows[1:], strict=True))
+    assert pd.read_csv(tmp_path / "retried.csv")["num_draws"].tolist() == [16, 48, 48]
+
+
+@pytest.mark.parametrize("retry, traces, message", [(16, None, "expected more than the 16 draws"),
+                                                    (48, "t.npz", "not with saved traces")])  # fmt: skip
+def test_a_retry_that_cannot_work_is_refused_before_any_estimate(memorised, tmp_path, retry, traces, message):
+    with pytest.raises(BadInput, match=f"retry_draws = {retry}: {message}"):
+        write_llc_table(memorised, tmp_path / "llc.csv", overrides=TINY_SAMPLER, retry_draws=retry,
+                        traces=traces and str(tmp_path / traces))  # fmt: skip
+    assert not (tmp_path / "llc.csv").exists()

@@ -146,6 +146,18 @@ def test_a_named_certified_preset_runs_without_the_calibration(tmp_path):
     assert jobs["certify"] == 1 and "calibrate" not in jobs
     [command] = [line for line in result.stdout.splitlines() if line.startswith("Shell command: grokslt llc")]
     assert "--preset local" in command and "--calibration" not in command and "--if-chosen" not in command
+    assert "--retry-draws" not in command
+
+
+def test_second_tries_reach_the_certified_estimates_command(tmp_path):
+    config = tiny_with(lambda c: set_path(c, "certified", {"experiments": ["baseline"], "preset": "local",
+                                                           "num_draws": 300, "retry_draws": 900}))  # fmt: skip
+    config["results"] = "out"
+    _, membership = expand_experiments(check_config(config))
+    target = f"out/runs/{membership['baseline'][0]}/certified.csv"
+    result = snakemake("-n", "-p", target, "--configfile", write_config(tmp_path, config), cwd=tmp_path)
+    [command] = [line for line in result.stdout.splitlines() if line.startswith("Shell command: grokslt llc")]
+    assert "--num-draws 300 --retry-draws 900" in command
 
 
 def test_the_schema_file_is_the_generated_schema():

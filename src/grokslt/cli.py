@@ -156,6 +156,7 @@ def run_llc(args: argparse.Namespace) -> None:
         label=args.preset,
         every=args.every,
         pair_traces=args.pair_traces,
+        retry_draws=args.retry_draws,
     )
 
 
@@ -396,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also save each checkpoint's per-pair loss traces (train and val pairs) as DIR/step<STEP>.nc",
     )
     llc.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
+    llc.add_argument("--retry-draws", type=int, metavar="DRAWS",
+                     help="estimate again, with DRAWS draws per chain, each that did not converge")  # fmt: skip
     llc.add_argument("--if-chosen", action="store_true",
                      help="with --preset calibrated: an empty table when the calibration chose nothing")  # fmt: skip
     hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])

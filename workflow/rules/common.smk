@@ -306,7 +306,8 @@ def certify_args():
     words = ["--preset", section["preset"], "--seed", str(section["seed"]), "--every", str(section["every"])]
     if section["preset"] == "calibrated":
         words += ["--calibration", calibration_file("json"), "--if-chosen"]
-    return [*words, *(["--num-draws", str(section["num_draws"])] if "num_draws" in section else [])]
+    words += ["--num-draws", str(section["num_draws"])] if "num_draws" in section else []
+    return [*words, *(["--retry-draws", str(section["retry_draws"])] if "retry_draws" in section else [])]
 
 
 def certify_calibration(wildcards):

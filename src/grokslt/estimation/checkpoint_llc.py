@@ -135,12 +135,13 @@ def estimate_checkpoints(
     progress=None,
     pair_sets: Sequence[str] = (),
     network: Network | None = None,
+    attempt: int = 0,
 ) -> list[tuple[LLCResult, float]]:
     """(result, wall seconds) per (step, params) checkpoint, by the chosen backend. The native backend
     runs `stack` checkpoints x num_chains chains as one computation: no gain on a CPU, where one GEMM
     already fills a core, but the main win on a GPU. Refined estimates (`settings.weights`, `settings.data`)
     and per-pair traces on `pair_sets` are the native backend's (`grokslt.estimation.refined`). `network`: the
-    run's (None: the quadratic network with the centred loss)."""
+    run's (None: the quadratic network with the centred loss). `attempt`: 0, or a retry's number (fresh noise)."""
     if backend not in BACKENDS:
         raise BadInput(f"backend = {backend!r}: expected one of {BACKENDS}")
     if backend == "devinterp":
@@ -151,7 +152,7 @@ def estimate_checkpoints(
     group_size = stack if backend == "native" and settings.weights == "all" else 1
     for start in range(0, len(checkpoints), group_size):
         group = checkpoints[start : start + group_size]
-        seeds = [step_seed(seed, step) for step, _ in group]
+        seeds = [step_seed(seed, step, attempt) for step, _ in group]
         began = time.perf_counter()
         try:
             if backend == "native":
@@ -217,10 +218,12 @@ def write_llc_table(
     label: str | None = None,
     every: int | None = None,
     pair_traces: str | None = None,
+    retry_draws: int | None = None,
 ) -> list[dict]:
     """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
     (and optionally the loss traces, and the per-pair traces as `pair_traces`/step<STEP>.nc,
-    `grokslt.estimation.pair_traces`). Every input is checked before the first estimate."""
+    `grokslt.estimation.pair_traces`). With `retry_draws`, an estimate that did not converge is estimated again
+    with that many draws (`retry_unconverged`). Every input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
     from grokslt.estimation.refined import check_network_supports, weight_pieces
@@ -235,6 +238,7 @@ def write_llc_table(
         check_supported(settings)
     if stack < 1:
         raise BadInput(f"stack = {stack}: expected a positive integer")
+    check_retry(retry_draws, settings, traces or pair_traces)
     run = load_run(run_dir)
     if pair_traces:
         check_pair_traces(settings, backend, pair_traces)
@@ -252,10 +256,16 @@ def write_llc_table(
     estimates = estimate_checkpoints(
         run.data, checkpoints, settings, batch_size, seed, backend, device, stack, bar.update, pair_sets, run.network
     )
+    retried = set()
+    if retry_draws:
+        longer = settings.replace(num_draws=retry_draws)
+        estimates, retried = retry_unconverged(run, checkpoints, estimates, longer, batch_size, seed, backend, device,
+                                               stack)  # fmt: skip
     bar.close()
     rows = []
-    for step, (result, _) in zip(selected, estimates, strict=True):
-        rows.append({"step": step, **result.summary(), **fixed})
+    for i, (step, (result, _)) in enumerate(zip(selected, estimates, strict=True)):
+        longer = {"num_draws": retry_draws} if i in retried else {}  # the row says how it was estimated
+        rows.append({"step": step, **result.summary(), **fixed, **longer})
     write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(settings), *fixed])])
     if traces:
         save_npz(traces, **trace_arrays(selected, [result for result, _ in estimates], settings))
@@ -263,6 +273,31 @@ def write_llc_table(
         tree = pair_trace_tree(result, run.data, params, step, settings, run.network)
         save_pair_traces(Path(pair_traces) / f"step{step}.nc", tree)
     return rows
+
+
+def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str | None) -> None:
+    if retry_draws is None:
+        return
+    if retry_draws <= settings.num_draws:
+        raise BadInput(f"retry_draws = {retry_draws}: expected more than the {settings.num_draws} draws per chain "
+                       "of the first try")  # fmt: skip
+    if traces:
+        raise BadInput(f"retry_draws = {retry_draws}: not with saved traces, which hold one number of draws")
+
+
+def retry_unconverged(run, checkpoints, estimates, longer: SamplerSettings, batch_size, seed, backend, device, stack):
+    """Each estimate whose chains did not converge on the full-batch observables (R-hat, bulk ESS), estimated once
+    more with `longer`'s draws per chain and fresh noise: sampling longer is the honest way to converge. The second
+    estimate replaces the first, converged or not, so that no estimate is chosen among tries by its value. Returns
+    (result, wall seconds) per checkpoint and the indices of those estimated again."""
+    again = [i for i, (result, _) in enumerate(estimates) if not result.diagnostics.converged]
+    log.info("retrying %d of %d estimates with %d draws", len(again), len(estimates), longer.num_draws)
+    redone = estimate_checkpoints(run.data, [checkpoints[i] for i in again], longer, batch_size, seed, backend,
+                                  device, stack, network=run.network, attempt=1)  # fmt: skip
+    estimates = list(estimates)
+    for i, estimate in zip(again, redone, strict=True):
+        estimates[i] = estimate
+    return estimates, set(again)
 
 
 def trace_arrays(steps: list[int], results: list[LLCResult], settings: SamplerSettings) -> dict[str, np.ndarray]:

@@ -241,7 +241,9 @@ def parse_steps(text: str | None) -> list[int] | None:
     return steps
 
 
-def step_seed(seed: int, step: int) -> int:
+def step_seed(seed: int, step: int, attempt: int = 0) -> int:
     """A 63-bit seed for the random draws made at one checkpoint, from a job's seed and the step, so
-    that a checkpoint's result does not depend on which other checkpoints share its job."""
-    return int(np.random.SeedSequence([seed, step]).generate_state(1, dtype=np.uint64)[0] >> 1)
+    that a checkpoint's result does not depend on which other checkpoints share its job; a later `attempt` at the
+    same checkpoint (a retried estimate) draws noise of its own."""
+    entropy = [seed, step, attempt] if attempt else [seed, step]
+    return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint64)[0] >> 1)

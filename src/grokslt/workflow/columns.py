@@ -218,6 +218,10 @@ _LLC_MEANINGS = {  # where a sampler setting's name means the value used
     "seed": "seed of the sampler's chains",
 }
 
+_RETRIED_MEANINGS = {
+    "num_draws": "draws per chain: the first try's, or certified.retry_draws where the row is the second try at an estimate that did not converge",
+}
+
 TABLES = [
     Table(LOG, "One row per evaluation, written by `grokslt train`."),
     Table(
@@ -267,8 +271,9 @@ TABLES = [
         "runs/RUN/certified.csv",
         "`certified.preset`'s sampler (the calibration's choice, or a named preset such as `local`) at every "
         "`certified.every`-th checkpoint and at the transitions (`grokslt llc --preset P --every K`), for the "
-        "certified claims.",
-        _LLC_MEANINGS,
+        "certified claims. With `certified.retry_draws`, an estimate that did not converge is estimated once more "
+        "with that many draws and fresh noise (`grokslt llc --retry-draws`), and the second estimate is the row.",
+        _LLC_MEANINGS | _RETRIED_MEANINGS,
         settings=(SAMPLER,),
         like=LLC,
     ),

@@ -299,6 +299,12 @@ def config_schema() -> dict:
             "certified": section(
                 {
                     **thinned_estimates("certified estimates"),
+                    "retry_draws": {
+                        "type": "integer",
+                        "minimum": 2,
+                        "description": "draws per chain of a second try at each estimate that did not converge "
+                        "(more than num_draws; absent: no second try)",
+                    },
                     "preset": {
                         "enum": ["calibrated", *sorted(PRESETS)],
                         "default": "calibrated",
@@ -577,6 +583,7 @@ def check_workflow(config: dict, files=()) -> CheckedConfig:
     except ValueError as error:
         lines.append(str(error))
     lines += refined_errors(checked, runs, membership) + paper_model_errors(checked, runs, membership)
+    lines += certified_errors(checked)
     if lines:
         raise ConfigError("\n".join(lines))
     return CheckedConfig(checked, runs, membership, blocks, skipped)
@@ -605,6 +612,19 @@ def refined_errors(config: dict, runs: dict, membership: dict) -> list[str]:
             lines.append(f"figures.{name}: reads per-pair traces, but refined.traces is false; set it true, "
                          f"or figures.{name}: false")  # fmt: skip
     return lines
+
+
+def certified_errors(config: dict) -> list[str]:
+    """A second try at an unconverged certified estimate draws more than the first."""
+    section = config["certified"]
+    if "retry_draws" not in section:
+        return []
+    first = section.get("num_draws") or (config["calibration"]["num_draws"] if section["preset"] == "calibrated"
+                                         else PRESETS[section["preset"]].num_draws)  # fmt: skip
+    if section["retry_draws"] > first:
+        return []
+    return [f"certified.retry_draws = {section['retry_draws']}: expected more than the first try's {first} draws "
+            "per chain"]  # fmt: skip
 
 
 def paper_model_errors(config: dict, runs: dict, membership: dict) -> list[str]:
