@@ -157,6 +157,7 @@ def run_llc(args: argparse.Namespace) -> None:
         every=args.every,
         pair_traces=args.pair_traces,
         retry_draws=args.retry_draws,
+        first_try=args.first_try,
     )
 
 
@@ -399,6 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
     llc.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
     llc.add_argument("--retry-draws", type=int, metavar="DRAWS",
                      help="estimate again, with DRAWS draws per chain, each that did not converge")  # fmt: skip
+    llc.add_argument("--first-try", metavar="TABLE",
+                     help="with --retry-draws: the first tries, written by this command without it")  # fmt: skip
     llc.add_argument("--if-chosen", action="store_true",
                      help="with --preset calibrated: an empty table when the calibration chose nothing")  # fmt: skip
     hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])

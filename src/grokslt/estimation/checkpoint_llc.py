@@ -9,6 +9,7 @@ checkpoints share its job.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from grokslt.errors import BadInput, ComputationFailed
 from grokslt.estimation.llc import LLCResult, estimate_llc_stacked, result_columns
 from grokslt.estimation.observables import fit_on_training_set
 from grokslt.estimation.samplers import SamplerSettings
+from grokslt.io import format_cell
 from grokslt.settings import as_columns
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network
@@ -219,11 +221,13 @@ def write_llc_table(
     every: int | None = None,
     pair_traces: str | None = None,
     retry_draws: int | None = None,
+    first_try: str | None = None,
 ) -> list[dict]:
     """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
     (and optionally the loss traces, and the per-pair traces as `pair_traces`/step<STEP>.nc,
     `grokslt.estimation.pair_traces`). With `retry_draws`, an estimate that did not converge is estimated again
-    with that many draws (`retry_unconverged`). Every input is checked before the first estimate."""
+    with that many draws (`retry_unconverged`); with `first_try` too, the first tries are that table's, written by
+    the same command without `retry_draws`. Every input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
     from grokslt.estimation.refined import check_network_supports, weight_pieces
@@ -238,7 +242,7 @@ def write_llc_table(
         check_supported(settings)
     if stack < 1:
         raise BadInput(f"stack = {stack}: expected a positive integer")
-    check_retry(retry_draws, settings, traces or pair_traces)
+    check_retry(retry_draws, settings, traces or pair_traces, first_try)
     run = load_run(run_dir)
     if pair_traces:
         check_pair_traces(settings, backend, pair_traces)
@@ -248,35 +252,36 @@ def write_llc_table(
     batch_size = run.batch_size
     label = label or (preset if isinstance(preset, str) else "custom")
     fixed = settings_columns(settings, label, backend, batch_size, seed)
+    columns = ["step", *dict.fromkeys([*result_columns(settings), *fixed])]
+    first_rows = first_try_rows(first_try, selected, fixed, columns) if first_try else None
     checkpoints = [(step, run.load(step)) for step in selected]
     for _, params in checkpoints if run.network.paper_model else ():  # an empty weight group, before any estimate
         weight_pieces(settings.weights, params["W"], params["V"])
-    bar = _progress(len(selected))
-    pair_sets = PAIR_SETS if pair_traces else ()
-    estimates = estimate_checkpoints(
-        run.data, checkpoints, settings, batch_size, seed, backend, device, stack, bar.update, pair_sets, run.network
-    )
-    retried = set()
+    estimate = functools.partial(estimate_checkpoints, run.data, batch_size=batch_size, seed=seed, backend=backend,
+                                 device=device, stack=stack, network=run.network)  # fmt: skip
+    if first_rows is None:
+        bar = _progress(len(selected))
+        pair_sets = PAIR_SETS if pair_traces else ()
+        results = [result for result, _ in estimate(checkpoints, settings, progress=bar.update, pair_sets=pair_sets)]
+        bar.close()
+        rows = [{"step": step, **result.summary(), **fixed} for step, result in zip(selected, results, strict=True)]
+    else:
+        rows = first_rows
     if retry_draws:
-        longer = settings.replace(num_draws=retry_draws)
-        estimates, retried = retry_unconverged(run, checkpoints, estimates, longer, batch_size, seed, backend, device,
-                                               stack)  # fmt: skip
-    bar.close()
-    rows = []
-    for i, (step, (result, _)) in enumerate(zip(selected, estimates, strict=True)):
-        longer = {"num_draws": retry_draws} if i in retried else {}  # the row says how it was estimated
-        rows.append({"step": step, **result.summary(), **fixed, **longer})
-    write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(settings), *fixed])])
-    if traces:
-        save_npz(traces, **trace_arrays(selected, [result for result, _ in estimates], settings))
-    for (step, params), (result, _) in zip(checkpoints if pair_traces else [], estimates, strict=False):
+        rows = retry_unconverged(estimate, checkpoints, rows, settings.replace(num_draws=retry_draws), fixed)
+    write_csv(out, rows, columns)
+    if traces:  # (never with retries: check_retry)
+        save_npz(traces, **trace_arrays(selected, results, settings))
+    for (step, params), result in zip(checkpoints, results, strict=True) if pair_traces else ():
         tree = pair_trace_tree(result, run.data, params, step, settings, run.network)
         save_pair_traces(Path(pair_traces) / f"step{step}.nc", tree)
     return rows
 
 
-def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str | None) -> None:
+def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str | None, first_try: str | None):
     if retry_draws is None:
+        if first_try:
+            raise BadInput(f"first_try = {first_try!r}: only with retry_draws, the draws of the second tries")
         return
     if retry_draws <= settings.num_draws:
         raise BadInput(f"retry_draws = {retry_draws}: expected more than the {settings.num_draws} draws per chain "
@@ -285,19 +290,42 @@ def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str 
         raise BadInput(f"retry_draws = {retry_draws}: not with saved traces, which hold one number of draws")
 
 
-def retry_unconverged(run, checkpoints, estimates, longer: SamplerSettings, batch_size, seed, backend, device, stack):
+def first_try_rows(path: str, selected: list[int], fixed: dict, columns: list[str]) -> list[dict]:
+    """The rows of a table this command wrote without `retry_draws`, as written (text, so that a kept row is the
+    same bytes), refused unless its columns, steps and settings are this command's."""
+    import csv
+
+    where = f"first_try = {str(path)!r}"
+    try:
+        with open(path, newline="") as file:
+            reader = csv.DictReader(file)
+            rows, header = list(reader), reader.fieldnames
+    except OSError as error:
+        raise BadInput(f"{where}: cannot be read ({error.strerror})") from None
+    if header != columns:
+        raise BadInput(f"{where}: its columns are not this command's (written by other code or settings)")
+    if [int(row["step"]) for row in rows] != selected:
+        raise BadInput(f"{where}: steps {[row['step'] for row in rows]} differ from the selected {selected}")
+    for name, value in fixed.items():
+        found = {row[name] for row in rows} - {format_cell(value)}
+        if found:
+            raise BadInput(f"{where}: {name} = {sorted(found)[0]} in its rows, expected {format_cell(value)} (a first "
+                           "try at other settings, or a table already retried)")  # fmt: skip
+    return rows
+
+
+def retry_unconverged(estimate, checkpoints, rows: list[dict], longer: SamplerSettings, fixed: dict) -> list[dict]:
     """Each estimate whose chains did not converge on the full-batch observables (R-hat, bulk ESS), estimated once
     more with `longer`'s draws per chain and fresh noise: sampling longer is the honest way to converge. The second
-    estimate replaces the first, converged or not, so that no estimate is chosen among tries by its value. Returns
-    (result, wall seconds) per checkpoint and the indices of those estimated again."""
-    again = [i for i, (result, _) in enumerate(estimates) if not result.diagnostics.converged]
-    log.info("retrying %d of %d estimates with %d draws", len(again), len(estimates), longer.num_draws)
-    redone = estimate_checkpoints(run.data, [checkpoints[i] for i in again], longer, batch_size, seed, backend,
-                                  device, stack, network=run.network, attempt=1)  # fmt: skip
-    estimates = list(estimates)
-    for i, estimate in zip(again, redone, strict=True):
-        estimates[i] = estimate
-    return estimates, set(again)
+    estimate replaces the first, converged or not, so that no estimate is chosen among tries by its value; its row
+    says its draws."""
+    again = [i for i, row in enumerate(rows) if str(row["converged"]) != "True"]
+    log.info("retrying %d of %d estimates with %d draws", len(again), len(rows), longer.num_draws)
+    redone = estimate([checkpoints[i] for i in again], longer, attempt=1)
+    rows = list(rows)
+    for i, (result, _) in zip(again, redone, strict=True):
+        rows[i] = {"step": checkpoints[i][0], **result.summary(), **fixed, "num_draws": longer.num_draws}
+    return rows
 
 
 def trace_arrays(steps: list[int], results: list[LLCResult], settings: SamplerSettings) -> dict[str, np.ndarray]:
