@@ -124,12 +124,18 @@ def test_an_estimate_that_did_not_converge_is_estimated_again_with_more_draws(me
     assert pd.read_csv(tmp_path / "retried.csv")["num_draws"].tolist() == [16, 48, 48]
 
 
-@pytest.mark.parametrize("retry, traces, message", [(16, None, "expected more than the 16 draws"),
-                                                    (48, "t.npz", "not with saved traces")])  # fmt: skip
-def test_a_retry_that_cannot_work_is_refused_before_any_estimate(memorised, tmp_path, retry, traces, message):
+CANNOT_WORK = [
+    (16, {}, "expected more than the 16 draws"),
+    (48, {"traces": "t.npz"}, "not with saved traces"),
+    (48, {"pair_traces": "pairs"}, "not with saved traces or per-pair"),
+]
+
+
+@pytest.mark.parametrize("retry, saved, message", CANNOT_WORK)
+def test_a_retry_that_cannot_work_is_refused_before_any_estimate(memorised, tmp_path, retry, saved, message):
     with pytest.raises(BadInput, match=f"retry_draws = {retry}: {message}"):
         write_llc_table(memorised, tmp_path / "llc.csv", overrides=TINY_SAMPLER, retry_draws=retry,
-                        traces=traces and str(tmp_path / traces))  # fmt: skip
+                        **{key: str(tmp_path / name) for key, name in saved.items()})  # fmt: skip
     assert not (tmp_path / "llc.csv").exists()
 
 

@@ -265,16 +265,16 @@ def write_llc_table(
         results = [result for result, _ in estimate(checkpoints, settings, progress=bar.update, pair_sets=pair_sets)]
         bar.close()
         rows = [{"step": step, **result.summary(), **fixed} for step, result in zip(selected, results, strict=True)]
+        if traces:  # (the traces hold one number of draws: never with second tries, check_retry)
+            save_npz(traces, **trace_arrays(selected, results, settings))
+        for (step, params), result in zip(checkpoints, results, strict=True) if pair_traces else ():
+            tree = pair_trace_tree(result, run.data, params, step, settings, run.network)
+            save_pair_traces(Path(pair_traces) / f"step{step}.nc", tree)
     else:
         rows = first_rows
     if retry_draws:
         rows = retry_unconverged(estimate, checkpoints, rows, settings.replace(num_draws=retry_draws), fixed)
     write_csv(out, rows, columns)
-    if traces:  # (never with retries: check_retry)
-        save_npz(traces, **trace_arrays(selected, results, settings))
-    for (step, params), result in zip(checkpoints, results, strict=True) if pair_traces else ():
-        tree = pair_trace_tree(result, run.data, params, step, settings, run.network)
-        save_pair_traces(Path(pair_traces) / f"step{step}.nc", tree)
     return rows
 
 
@@ -287,7 +287,8 @@ def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str 
         raise BadInput(f"retry_draws = {retry_draws}: expected more than the {settings.num_draws} draws per chain "
                        "of the first try")  # fmt: skip
     if traces:
-        raise BadInput(f"retry_draws = {retry_draws}: not with saved traces, which hold one number of draws")
+        raise BadInput(f"retry_draws = {retry_draws}: not with saved traces or per-pair traces, which hold one number "
+                       "of draws")  # fmt: skip
 
 
 def first_try_rows(path: str, selected: list[int], fixed: dict, columns: list[str]) -> list[dict]:
@@ -304,7 +305,7 @@ def first_try_rows(path: str, selected: list[int], fixed: dict, columns: list[st
         raise BadInput(f"{where}: cannot be read ({error.strerror})") from None
     if header != columns:
         raise BadInput(f"{where}: its columns are not this command's (written by other code or settings)")
-    if [int(row["step"]) for row in rows] != selected:
+    if [row["step"] for row in rows] != [str(step) for step in selected]:
         raise BadInput(f"{where}: steps {[row['step'] for row in rows]} differ from the selected {selected}")
     for name, value in fixed.items():
         found = {row[name] for row in rows} - {format_cell(value)}
@@ -321,7 +322,9 @@ def retry_unconverged(estimate, checkpoints, rows: list[dict], longer: SamplerSe
     says its draws."""
     again = [i for i, row in enumerate(rows) if str(row["converged"]) != "True"]
     log.info("retrying %d of %d estimates with %d draws", len(again), len(rows), longer.num_draws)
-    redone = estimate([checkpoints[i] for i in again], longer, attempt=1)
+    bar = _progress(len(again))
+    redone = estimate([checkpoints[i] for i in again], longer, attempt=1, progress=bar.update)
+    bar.close()
     rows = list(rows)
     for i, (result, _) in zip(again, redone, strict=True):
         rows[i] = {"step": checkpoints[i][0], **result.summary(), **fixed, "num_draws": longer.num_draws}

@@ -220,6 +220,7 @@ _LLC_MEANINGS = {  # where a sampler setting's name means the value used
 
 _RETRIED_MEANINGS = {
     "num_draws": "draws per chain: the first try's, or certified.retry_draws where the row is the second try at an estimate that did not converge",
+    "seed": "seed of the sampler's chains (a second try's chains draw noise of their own from it: step_seed(seed, step, attempt 1))",
 }
 
 TABLES = [
@@ -601,7 +602,10 @@ def reference() -> str:
         lines += ["", f"## `{table.path}`", "", table.about]
         if table.like is not None and names == columns[table.like]:
             lines += ["", f"The same columns as [`{table.like}`](#{_anchor(table.like)})."]
-            continue
+            names = [name for name in names if meaning(table.path, name) != meaning(table.like, name)]
+            if not names:
+                continue
+            lines += ["", "Here these mean:"]
         if table.like is not None and names[: len(columns[table.like])] == columns[table.like]:
             lines += ["", f"The columns of [`{table.like}`](#{_anchor(table.like)}), then:"]
             names = names[len(columns[table.like]) :]
