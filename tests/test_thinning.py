@@ -142,34 +142,38 @@ def test_a_retry_that_cannot_work_is_refused_before_any_estimate(memorised, tmp_
 def test_second_tries_from_a_first_try_table_are_the_rows_of_one_run_with_retries(memorised, tmp_path):
     """A table written without retries, then its unconverged estimates tried again (`first_try`), is byte for byte
     the table of one run with retries: a measured set gains its second tries without sampling its first again."""
-    steps = "100,200,300"
+    import shutil
+
+    run, steps = shutil.copytree(memorised, tmp_path / "run"), "100,200,300"  # the first tries live in the run's folder
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        write_llc_table(memorised, tmp_path / "at_once.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32)
-        write_llc_table(memorised, tmp_path / "first.csv", overrides=TINY_SAMPLER, steps=steps)
-        write_llc_table(memorised, tmp_path / "then.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32,
-                        first_try=str(tmp_path / "first.csv"))  # fmt: skip
-    assert (tmp_path / "then.csv").read_bytes() == (tmp_path / "at_once.csv").read_bytes()
-    assert set(pd.read_csv(tmp_path / "then.csv")["num_draws"]) == {32}  # none converges at 16 draws
-    lines = (tmp_path / "first.csv").read_text().splitlines()
-    converged = pd.read_csv(tmp_path / "first.csv").columns.get_loc("converged")
+        write_llc_table(run, run / "at_once.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32)
+        write_llc_table(run, run / "first.csv", overrides=TINY_SAMPLER, steps=steps)
+        write_llc_table(run, run / "then.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32,
+                        first_try=str(run / "first.csv"))  # fmt: skip
+    assert (run / "then.csv").read_bytes() == (run / "at_once.csv").read_bytes()
+    assert set(pd.read_csv(run / "then.csv")["num_draws"]) == {32}  # none converges at 16 draws
+    lines = (run / "first.csv").read_text().splitlines()
+    converged = pd.read_csv(run / "first.csv").columns.get_loc("converged")
     cells = lines[1].split(",")
     lines[1] = ",".join([*cells[:converged], "True", *cells[converged + 1 :]])  # as if the first had converged
-    (tmp_path / "kept.csv").write_text("\n".join(lines) + "\n")
+    (run / "kept.csv").write_text("\n".join(lines) + "\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        write_llc_table(memorised, tmp_path / "mixed.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32,
-                        first_try=str(tmp_path / "kept.csv"))  # fmt: skip
-    mixed, at_once = (tmp_path / "mixed.csv").read_text().splitlines(), (tmp_path / "at_once.csv").read_text()
+        write_llc_table(run, run / "mixed.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32,
+                        first_try=str(run / "kept.csv"))  # fmt: skip
+    mixed, at_once = (run / "mixed.csv").read_text().splitlines(), (run / "at_once.csv").read_text()
     assert mixed[1] == lines[1] and mixed[2:] == at_once.splitlines()[2:]  # kept as written; the others retried
-    first = str(tmp_path / "first.csv")
+    first = str(run / "first.csv")
+    (tmp_path / "elsewhere.csv").write_bytes((run / "first.csv").read_bytes())
     refusals = [
         ({"seed": 1, "retry_draws": 32, "first_try": first}, "seed = 0 in its rows, expected 1"),
         ({"steps": "100,200", "retry_draws": 32, "first_try": first}, r"steps \['100', '200', '300'\] differ"),
-        ({"retry_draws": 32, "first_try": str(tmp_path / "then.csv")}, "num_draws = 32 in its rows, expected 16"),
+        ({"retry_draws": 32, "first_try": str(run / "then.csv")}, "num_draws = 32 in its rows, expected 16"),
+        ({"retry_draws": 32, "first_try": str(tmp_path / "elsewhere.csv")}, "not in the run's directory"),
         ({"first_try": first}, "only with retry_draws"),
     ]
     for change, message in refusals:
         with pytest.raises(BadInput, match=message):
-            write_llc_table(memorised, tmp_path / "x.csv", overrides=TINY_SAMPLER, **{"steps": steps, **change})
-    assert not (tmp_path / "x.csv").exists()
+            write_llc_table(run, run / "x.csv", overrides=TINY_SAMPLER, **{"steps": steps, **change})
+    assert not (run / "x.csv").exists()

@@ -253,7 +253,7 @@ def write_llc_table(
     label = label or (preset if isinstance(preset, str) else "custom")
     fixed = settings_columns(settings, label, backend, batch_size, seed)
     columns = ["step", *dict.fromkeys([*result_columns(settings), *fixed])]
-    first_rows = first_try_rows(first_try, selected, fixed, columns) if first_try else None
+    first_rows = first_try_rows(first_try, run_dir, selected, fixed, columns) if first_try else None
     checkpoints = [(step, run.load(step)) for step in selected]
     for _, params in checkpoints if run.network.paper_model else ():  # an empty weight group, before any estimate
         weight_pieces(settings.weights, params["W"], params["V"])
@@ -291,12 +291,16 @@ def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str 
                        "of draws")  # fmt: skip
 
 
-def first_try_rows(path: str, selected: list[int], fixed: dict, columns: list[str]) -> list[dict]:
+def first_try_rows(path: str, run_dir, selected: list[int], fixed: dict, columns: list[str]) -> list[dict]:
     """The rows of a table this command wrote without `retry_draws`, as written (text, so that a kept row is the
-    same bytes), refused unless its columns, steps and settings are this command's."""
+    same bytes), refused unless it is in the run's directory (no column names the run: another run's table with the
+    same steps would pass) and its columns, steps and settings are this command's."""
     import csv
 
     where = f"first_try = {str(path)!r}"
+    if Path(path).resolve().parent != Path(run_dir).resolve():
+        raise BadInput(f"{where}: not in the run's directory {str(run_dir)!r}; expected the run's own table, as "
+                       "runs/RUN/certified.csv")  # fmt: skip
     try:
         with open(path, newline="") as file:
             reader = csv.DictReader(file)
