@@ -26,10 +26,10 @@ from workflow_support import (
     write_config,
 )
 
+from grokslt.analysis.membership import experiments_cell, in_experiments
 from grokslt.figures import instances
 from grokslt.workflow.config import check_config, config_schema
 from grokslt.workflow.experiments import dataset_id, expand_experiments
-from grokslt.workflow.membership import experiments_cell, in_experiments
 
 
 @pytest.mark.parametrize("configfile", [REPO / "config.yaml", REPO / "config" / "quick.yaml", TINY])

@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from grokslt.analysis.membership import in_experiments
 from grokslt.analysis.theory import SUBABUNDANT
 from grokslt.io import write_csv
-from grokslt.workflow.membership import in_experiments
 
 COLUMNS = ["claim", "model", "preset", "statistic", "value", "uncertainty", "verdict", "n", "note"]
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"

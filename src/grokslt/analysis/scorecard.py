@@ -13,11 +13,11 @@ import math
 
 import pandas as pd
 
+from grokslt.analysis.membership import experiment_names
 from grokslt.analysis.reference import AuthorsRun, find_match, load_reference
 from grokslt.estimation.llc import PRESETS
 from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
-from grokslt.workflow.membership import experiment_names
 
 COLUMNS = ["experiment", "run", "authors_run", "metric", "ours", "theirs", "deviation", "relative_deviation", "note"]
 MARKERS = {"memorisation_step": "memorised", "grok_step_50": "val 50%", "grok_step_95": "val 95%", "final_step": "stop"}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from grokslt.analysis.membership import in_experiments
 from grokslt.errors import BadInput
 from grokslt.figures import READS
-from grokslt.workflow.membership import in_experiments
 
 
 class Tables:

@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from grokslt.analysis.membership import experiment_names
 from grokslt.figures import inputs, style
-from grokslt.workflow.membership import experiment_names
 
 PAPER_CONFIGS = "config.yaml (the paper's full set), config/paper_subset.yaml or config/fig9_batch128.yaml"
 

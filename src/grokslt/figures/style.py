@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from grokslt.analysis.membership import in_experiments  # noqa: E402
 from grokslt.io import atomic_path  # noqa: E402
-from grokslt.workflow.membership import in_experiments  # noqa: E402
 
 COLUMN_WIDTH = 3.4  # inches, one column of a two-column paper
 PAGE_WIDTH = 7.0

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from grokslt.analysis.membership import experiments_cell
 from grokslt.analysis.theory import closed_form_row, closed_forms_apply, closed_forms_label
 from grokslt.estimation.checkpoint_llc import settings_columns
 from grokslt.estimation.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
@@ -21,7 +22,6 @@ from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
 from grokslt.training.runs import estimated_steps, verified_record
 from grokslt.training.train import TrainConfig, versions
-from grokslt.workflow.membership import experiments_cell
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
 SAMPLER_COLUMNS = [c for c in settings_columns(SamplerSettings(), "preset", "backend", 2, 0) if c != "batch_size"]
