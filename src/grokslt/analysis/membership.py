@@ -17,7 +17,7 @@ def experiments_cell(experiments: Iterable[str]) -> str:
 
 def experiment_names(cell) -> list[str]:
     """The experiments an `experiments` cell names (none for a blank cell)."""
-    return [name for name in str(cell).split(SEPARATOR) if name] if isinstance(cell, str) else []
+    return [name for name in cell.split(SEPARATOR) if name] if isinstance(cell, str) else []
 
 
 def in_experiments(summary: pd.DataFrame, experiments: str | Iterable[str]) -> pd.Series:

@@ -320,7 +320,7 @@ def first_try_rows(path: str, run_dir, selected: list[int], fixed: dict, columns
 
 
 def retry_unconverged(estimate, checkpoints, rows: list[dict], longer: SamplerSettings, fixed: dict) -> list[dict]:
-    """Each estimate whose chains did not converge on the full-batch observables (R-hat, bulk ESS), estimated once
+    """Each estimate whose chains did not converge (its `converged` column: honest R-hat, ESS, drift), estimated once
     more with `longer`'s draws per chain and fresh noise: sampling longer is the honest way to converge. The second
     estimate replaces the first, converged or not, so that no estimate is chosen among tries by its value; its row
     says its draws."""
