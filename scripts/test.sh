@@ -2,7 +2,7 @@
 # Set up from nothing and run the whole test suite (slow end-to-end tests included).
 # The SLURM tests mostly wait on the cluster's scheduler: they run beside the rest, which runs on two
 # pytest workers, one test file per worker at a time (module fixtures are built once per file); every
-# process shares one finished run of the tiny workflow.
+# process shares one finished run of the tiny workflow. The slowest tests are listed, to keep the whole under 20 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,7 +18,7 @@ export GROKSLT_TEST_SHARED
 python -m pytest -q -m "slow or not slow" --basetemp "$slurm_tmp" tests/test_slurm.py > "$slurm_log" 2>&1 &
 slurm=$!
 status=0
-python -m pytest -q -n 2 --dist loadfile -m "slow or not slow" --ignore=tests/test_slurm.py tests || status=$?
+python -m pytest -q -n 2 --dist loadfile --durations=30 -m "slow or not slow" --ignore=tests/test_slurm.py tests || status=$?
 wait "$slurm" || status=$?
 echo "--- tests/test_slurm.py"
 cat "$slurm_log"
