@@ -171,3 +171,16 @@ def test_help_shows_examples_that_parse(capsys):
     for words in examples:
         if "--help" not in words:
             build_parser().parse_args(words)  # every flag of every example exists
+
+
+def test_starting_a_command_imports_neither_arviz_nor_matplotlib():
+    """Every workflow job is a `grokslt` process: its parser must not import ArviZ (with it xarray and
+    scipy.stats) or matplotlib, which only the commands that diagnose chains or draw need
+    (benchmarks/bench_startup.py: 1.86 times a bare torch import's CPU with them, 1.04 without)."""
+    heavy = ("arviz_stats", "matplotlib", "xarray")
+    code = (
+        "import sys; from grokslt.cli import build_parser; build_parser(); "
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""

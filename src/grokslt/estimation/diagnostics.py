@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from arviz_stats.base import array_stats
 
 R_HAT_MAX = 1.01
 ESS_PER_CHAIN = 100
@@ -53,6 +52,14 @@ class Diagnostics:
 UNKNOWN = Diagnostics(math.nan, math.nan, math.nan, math.nan, False)
 
 
+def arviz():
+    """ArviZ's array functions, imported at first use: the package brings xarray, scipy.stats and matplotlib,
+    about 1.3 s of CPU that every `grokslt` process (a workflow job each) would otherwise pay."""
+    from arviz_stats.base import array_stats
+
+    return array_stats
+
+
 def diagnose(
     draws: np.ndarray, init_stderr: float, nbeta: float, llc: float, drift: float, diverged: int
 ) -> Diagnostics:
@@ -62,10 +69,10 @@ def diagnose(
     chains = draws.shape[0]
     if chains == 0 or draws.shape[1] < 4:
         return UNKNOWN
-    r_hat = float(array_stats.rhat(draws, method="rank"))
-    ess_bulk = float(array_stats.ess(draws, method="bulk"))
-    ess_tail = float(array_stats.ess(draws, method="tail", prob=TAIL_PROBABILITIES))
-    mcse = math.hypot(float(array_stats.mcse(draws, method="mean")), nbeta * init_stderr)
+    r_hat = float(arviz().rhat(draws, method="rank"))
+    ess_bulk = float(arviz().ess(draws, method="bulk"))
+    ess_tail = float(arviz().ess(draws, method="tail", prob=TAIL_PROBABILITIES))
+    mcse = math.hypot(float(arviz().mcse(draws, method="mean")), nbeta * init_stderr)
     converged = (
         diverged == 0
         and r_hat <= R_HAT_MAX
@@ -83,9 +90,9 @@ def diagnose_observations(excess: np.ndarray, distance_sq: np.ndarray, diverged:
         return UNKNOWN
     series = [excess, distance_sq]
     r_hat = max(_rhat(x) for x in series)
-    ess_bulk = min(float(array_stats.ess(x, method="bulk")) for x in series)
-    ess_tail = min(float(array_stats.ess(x, method="tail", prob=TAIL_PROBABILITIES)) for x in series)
-    mcse = float(array_stats.mcse(excess, method="mean"))
+    ess_bulk = min(float(arviz().ess(x, method="bulk")) for x in series)
+    ess_tail = min(float(arviz().ess(x, method="tail", prob=TAIL_PROBABILITIES)) for x in series)
+    mcse = float(arviz().mcse(excess, method="mean"))
     llc = float(excess.mean())
     drift = float(np.mean(half_chain_slopes(excess)) * excess.shape[1] / 2)
     converged = (
@@ -101,7 +108,7 @@ def _rhat(x: np.ndarray) -> float:
     """Rank-normalised split R-hat; a constant series (a chain that never moved) gives NaN."""
     if np.ptp(x) == 0:
         return math.nan
-    return float(array_stats.rhat(x, method="rank"))
+    return float(arviz().rhat(x, method="rank"))
 
 
 def half_chain_slopes(trace: np.ndarray) -> np.ndarray:
