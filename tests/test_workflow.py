@@ -272,10 +272,10 @@ def test_incremental_rebuilds(finished_tiny, tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_mid_run_then_restart_gives_the_same_results(finished_tiny, tmp_path):
-    """Three runs' tables as the target (every kind of job but the shared ones), killed once two LLC chunks
-    are on disk, restarted: every table equals the uninterrupted run's."""
+    """Two runs' tables as the target (the baseline's and a seed's thinned one: every kind of job but the
+    shared ones), killed once two LLC chunks are on disk, restarted: every table equals the uninterrupted run's."""
     _, membership = expand_experiments(check_config(load(TINY)))
-    runs = sorted(set(membership["baseline"] + membership["seeds"]))
+    runs = sorted(set(membership["baseline"] + membership["seeds"][:1]))
     targets = [f"{TINY_RESULTS}/runs/{run}/loss_data.csv" for run in runs]
     snakefile = copy_workflow(tmp_path)
     command = [SNAKEMAKE, "-s", str(snakefile), *targets, "--cores", "2", "--configfile", str(TINY)]
