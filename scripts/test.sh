@@ -2,7 +2,8 @@
 # Set up from nothing and run the whole test suite (slow end-to-end tests included).
 # The SLURM tests mostly wait on the cluster's scheduler: they run beside the rest, which runs on two
 # pytest workers, one test file per worker at a time (module fixtures are built once per file); every
-# process shares one finished run of the tiny workflow. The slowest tests are listed, to keep the whole under 20 minutes.
+# process shares one finished run of the tiny workflow. The slowest 30 are listed: the suite must stay under
+# 20 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -54,7 +54,8 @@ UNKNOWN = Diagnostics(math.nan, math.nan, math.nan, math.nan, False)
 
 def arviz():
     """ArviZ's array functions, imported at first use: the package brings xarray, scipy.stats and matplotlib,
-    about 1.3 s of CPU that every `grokslt` process (a workflow job each) would otherwise pay."""
+    about as much CPU as torch's own import, which every `grokslt` process (a workflow job each) would otherwise
+    pay (benchmarks/bench_startup.py)."""
     from arviz_stats.base import array_stats
 
     return array_stats

@@ -107,7 +107,8 @@ def measure_families(runs: Iterable[TrainConfig], steps: int, repeats: int) -> t
     return tuple((network, batch, *measure_run(shapes[network, batch], steps, repeats)) for network, batch in timed)
 
 
-# what a job imports before it works: the commands' modules, torch.func (the Hessian), pandas, ArviZ
+# what a job imports before it works: the commands' modules, torch.func (the Hessian), pandas; not ArviZ, which
+# only the jobs that diagnose chains import (about one torch import more, small beside their sampling)
 JOB_START = "import " + ", ".join(
     [
         "grokslt.cli",
