@@ -75,10 +75,12 @@ def stage_costs(results: Path, chunk_sizes: dict[str, int]) -> list[dict]:
 def certified_runs(results: Path) -> list[dict]:
     """Per run with certified estimates: its batch size, weight decay, learning rate, p, K and seed, the
     smoothed LLC's peak (step, value) and last value, how many estimates are local and converged, the largest
-    R-hat and loss excess."""
+    R-hat and loss excess. Only the summary's runs: a results directory may hold runs of a larger config."""
     summary = pd.read_csv(results / "summary" / "runs.csv").set_index("run")
     rows = []
     for path in sorted((results / "runs").glob("*/certified.csv")):
+        if path.parent.name not in summary.index:
+            continue
         table, run = pd.read_csv(path), summary.loc[path.parent.name]
         smooth = smoothed_llc(llc_series(table))
         rows.append({"run": path.parent.name, "batch_size": run["batch_size"], "weight_decay": run["weight_decay"],
