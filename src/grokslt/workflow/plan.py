@@ -37,7 +37,7 @@ from grokslt.workflow.experiments import LLC_CHOICE_KEYS
 SIZES = [(11, 32, 16), (31, 256, 64)]  # (p, K, batch) of the measurement: the small size, the least upper one
 BUSY = 0.5  # load per core above which a measurement is slowed by other work
 # the share of certified estimates tried again (`certified.retry_draws`): paper_subset's local-preset estimates
-# that did not converge at 4,000 draws, 152 of 684 (measured/paper_subset): 12.5% in the Figure 2 runs, 40% in the
+# that did not converge at 4,000 draws, 156 of 705 (measured/paper_subset): 12.8% in the Figure 2 runs, 40% in the
 # early-stopping sweeps (each stops within 1,000 steps)
 RETRY_SHARE = 0.22
 
