@@ -70,10 +70,11 @@ def diagnose(
     chains = draws.shape[0]
     if chains == 0 or draws.shape[1] < 4:
         return UNKNOWN
-    r_hat = float(arviz().rhat(draws, method="rank"))
-    ess_bulk = float(arviz().ess(draws, method="bulk"))
-    ess_tail = float(arviz().ess(draws, method="tail", prob=TAIL_PROBABILITIES))
-    mcse = math.hypot(float(arviz().mcse(draws, method="mean")), nbeta * init_stderr)
+    stats = arviz()
+    r_hat = float(stats.rhat(draws, method="rank"))
+    ess_bulk = float(stats.ess(draws, method="bulk"))
+    ess_tail = float(stats.ess(draws, method="tail", prob=TAIL_PROBABILITIES))
+    mcse = math.hypot(float(stats.mcse(draws, method="mean")), nbeta * init_stderr)
     converged = (
         diverged == 0
         and r_hat <= R_HAT_MAX
@@ -91,9 +92,10 @@ def diagnose_observations(excess: np.ndarray, distance_sq: np.ndarray, diverged:
         return UNKNOWN
     series = [excess, distance_sq]
     r_hat = max(_rhat(x) for x in series)
-    ess_bulk = min(float(arviz().ess(x, method="bulk")) for x in series)
-    ess_tail = min(float(arviz().ess(x, method="tail", prob=TAIL_PROBABILITIES)) for x in series)
-    mcse = float(arviz().mcse(excess, method="mean"))
+    stats = arviz()
+    ess_bulk = min(float(stats.ess(x, method="bulk")) for x in series)
+    ess_tail = min(float(stats.ess(x, method="tail", prob=TAIL_PROBABILITIES)) for x in series)
+    mcse = float(stats.mcse(excess, method="mean"))
     llc = float(excess.mean())
     drift = float(np.mean(half_chain_slopes(excess)) * excess.shape[1] / 2)
     converged = (
