@@ -206,7 +206,36 @@ def test_a_fit_reads_each_runs_final_estimate_and_cannot_lose_one():
     assert (
         law["verdict"] == "inconclusive" and "of the 5 estimates it read, 0 not local, 1 not converged" in law["note"]
     )
-    assert "each is a point of the claim's fit" in law["note"], law
+    assert "each is a point this row's statistic cannot lose" in law["note"], law
+
+
+def test_an_untrusted_point_voids_its_own_line_and_no_other():
+    """Figure 1a fits one line per width: a K = 1024 final that did not converge leaves the K = 512 line decided
+    on its own five trusted points. The closed form's median ratio pools every run: one untrusted final of ten
+    cannot move it out of [0.8, 1.25], half of them can."""
+    rows, llc = [], {}
+    for hidden in (512, 1024):
+        for p in (53, 59, 61, 67, 71):
+            run = f"p{p}_K{hidden}"
+            rows.append(summary_row(run, "vary_p", p=p, hidden=hidden, final_keff_llc=10.0 * p))
+            llc[run] = series([100, 200], [5.0 * p, 10.0 * p])
+    llc["p71_K1024"].loc[1, "converged"] = False
+    claims = evaluate(pd.DataFrame(rows), {}, {"paper_code": llc}, None)
+    laws = {r["statistic"]: r for r in claims if r["claim"] == "fig1a_linear_p"}
+    assert laws["R^2 of final LLC on p (K = 512)"]["verdict"] == "holds"
+    wide = laws["R^2 of final LLC on p (K = 1024)"]
+    assert wide["verdict"] == "inconclusive" and "own verdict: holds" in wide["note"], wide
+    assert "of the 5 estimates it read, 0 not local, 1 not converged" in wide["note"]
+    assert all("reads" not in r for r in claims)
+    [ratio] = [r for r in claims if r["claim"] == "keff_closed_form"]
+    assert ratio["verdict"] == "holds" and "1 of 10 finals untrusted" in ratio["note"], ratio
+    assert "the same verdict" in ratio["note"]
+    for p in (53, 59, 61, 67):
+        llc[f"p{p}_K1024"].loc[1, "converged"] = False
+    claims = evaluate(pd.DataFrame(rows), {}, {"paper_code": llc}, None)
+    [ratio] = [r for r in claims if r["claim"] == "keff_closed_form"]
+    assert ratio["verdict"] == "inconclusive" and "5 of 10 finals untrusted" in ratio["note"], ratio
+    assert "of the 10 estimates it read, 0 not local, 5 not converged" in ratio["note"]
 
 
 def test_figure_1b_and_the_closed_form_read_only_subabundant_runs():

@@ -14,7 +14,9 @@ trusted the claim stands as computed. When some are not, a claim on trajectories
 them and reports that, provided (a) they are at most UNTRUSTED_SHARE of what it read, (b) every run it read
 keeps a trusted estimate, and (c) it tests the same things with the same verdicts with them in: setting aside
 more, or estimates that would change the answer, is a selection the data cannot justify. A claim that fits
-points cannot lose one (its fit would change design). Otherwise the verdict is `inconclusive`. The note says
+points cannot lose one (its fit would change design); where it fits several lines (Figure 1a's widths, 1b's
+primes), each row names the runs it fitted (`reads`) and is decided on those points alone, so an untrusted point
+voids its own line, not the others. Otherwise the verdict is `inconclusive`. The note says
 how many were not local and how many not converged either way.
 """
 
@@ -138,9 +140,10 @@ def linear_law(evidence, preset, claim, experiment, x, line, regime: str | None 
         left_out = regime_note(outside[outside[line] == value], regime)
         means = group.groupby(x)["final"].mean()
         name = f"{'K' if line == 'hidden' else line} = {value}"
+        fitted = {"reads": tuple(group["run"])}
         if len(means) < 4:
             out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", math.nan, math.nan, INCONCLUSIVE,
-                           len(means), "fewer than 4 sizes"))  # fmt: skip
+                           len(means), "fewer than 4 sizes") | fitted)  # fmt: skip
             continue
         coef, se, r2 = ols(means.index, means.to_numpy())
         quadratic, quadratic_se, _ = ols(means.index, means.to_numpy(), 2)
@@ -158,8 +161,8 @@ def linear_law(evidence, preset, claim, experiment, x, line, regime: str | None 
                 f"+- {quadratic_se[0]:.2g} (t critical {critical:.3g}: {'curved' if curved else 'not curved'}); "
                 f"LLC / 3pK {per_d.min():.3g}-{per_d.max():.3g}")  # fmt: skip
         out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", r2, math.nan, verdict, len(means),
-                       note + left_out))  # fmt: skip
-        out.append(beats_d_null(claim, tag, group, name))
+                       note + left_out) | fitted)  # fmt: skip
+        out.append(beats_d_null(claim, tag, group, name) | fitted)
     note = f"no runs of {experiment}{regime_note(outside, regime)}"
     return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, note)]
 
@@ -475,8 +478,15 @@ def b2_log_linear_gamma(evidence, preset):
 
 # K_eff (3p - 1) / 2 (Remark 5.5): the ratio of the final LLC to the closed form at the final K_eff, per
 # run of vary_p and vary_K in the subabundant regime (where Remark 5.5 gives it). Holds when the median ratio
-# lies in [0.8, 1.25]; fails outside [0.5, 2].
+# lies in [0.8, 1.25]; fails outside [0.5, 2]. A median does not need every point: where some finals are not
+# trusted, the verdict stands when the median gives it with those ratios at -inf and at +inf alike.
 RATIO_HOLDS, RATIO_FAILS = (0.8, 1.25), (0.5, 2.0)
+
+
+def ratio_verdict(median: float) -> str:
+    if RATIO_HOLDS[0] <= median <= RATIO_HOLDS[1]:
+        return HOLDS
+    return FAILS if not RATIO_FAILS[0] <= median <= RATIO_FAILS[1] else INCONCLUSIVE
 
 
 def keff_closed_form(evidence, preset):
@@ -486,16 +496,24 @@ def keff_closed_form(evidence, preset):
     tag = label(evidence, preset, runs)
     runs, outside = in_regime(runs, SUBABUNDANT)  # Remark 5.5's value holds there
     left_out = regime_note(outside, SUBABUNDANT)
+    statistic = "median final LLC / K_eff (3p-1)/2"
     if runs.empty:
-        return [row(claim, tag, "median final LLC / K_eff (3p-1)/2", math.nan, math.nan, INCONCLUSIVE, 0,
-                    f"no runs{left_out}")]  # fmt: skip
+        return [row(claim, tag, statistic, math.nan, math.nan, INCONCLUSIVE, 0, f"no runs{left_out}")]
     ratio = final_llc(evidence, runs) / runs["final_keff_llc"]
     median = float(ratio.median())
     low, high = np.percentile(ratio, [25, 75])
-    verdict = (HOLDS if RATIO_HOLDS[0] <= median <= RATIO_HOLDS[1]
-               else FAILS if not RATIO_FAILS[0] <= median <= RATIO_FAILS[1] else INCONCLUSIVE)  # fmt: skip
-    return [row(claim, tag, "median final LLC / K_eff (3p-1)/2", median, (high - low) / 2, verdict, len(ratio),
-                f"interquartile range [{low:.3g}, {high:.3g}]{left_out}")]  # fmt: skip
+    note = f"interquartile range [{low:.3g}, {high:.3g}]{left_out}"
+    trusted = runs["run"].map(lambda run: bool(is_trusted(evidence.llc[run].iloc[-1:]).all()))
+    reads = runs["run"]  # the runs whose finals decide: all, unless the median's verdict cannot depend on some
+    if not trusted.all() and trusted.any():
+        lowest, highest = (float(ratio.where(trusted, bound).median()) for bound in (-math.inf, math.inf))
+        note += (f"; {int((~trusted).sum())} of {len(runs)} finals untrusted: at any values of theirs the median lies "
+                 f"in [{lowest:.3g}, {highest:.3g}]")  # fmt: skip
+        if ratio_verdict(lowest) == ratio_verdict(highest) == ratio_verdict(median):
+            reads = runs.loc[trusted, "run"]
+            note += ", the same verdict"
+    return [row(claim, tag, statistic, median, (high - low) / 2, ratio_verdict(median), len(ratio), note)
+            | {"reads": tuple(reads)}]  # fmt: skip
 
 
 CLAIMS: dict[str, Callable[[Evidence, str], list[dict]]] = {
@@ -633,7 +651,10 @@ def set_aside_blocker(evidence: Evidence, claim: str, read: pd.DataFrame) -> str
 def decided(evidence: Evidence, rows: list[dict], test: Callable[[Evidence], list[dict]] | None = None,
             preset: str = "") -> list[dict]:  # fmt: skip
     """The claim's rows by the module's rule; `test` computes them from other evidence (without it, any
-    untrusted estimate makes the rows inconclusive)."""
+    untrusted estimate makes the rows inconclusive). Rows that name the runs they fitted (`reads`) are decided
+    on those runs' points alone."""
+    if rows and all("reads" in r for r in rows):
+        return [decided_on_points(evidence, r) for r in rows]
     claim = rows[0]["claim"] if rows else ""
     read = read_estimates(evidence, claim, preset)
     reason = untrusted(read)
@@ -647,8 +668,20 @@ def decided(evidence: Evidence, rows: list[dict], test: Callable[[Evidence], lis
                          f"{r['note']}".strip("; ")} for r in kept]  # fmt: skip
         verdicts = ", ".join(sorted({r["verdict"] for r in kept})) or "nothing to test"
         blocker = f"setting them aside changes the verdict (without them: {verdicts})"
-    return [r | {"verdict": INCONCLUSIVE, "note": f"{reason}; {blocker} (the statistic's own verdict: {r['verdict']}); "
-                 f"{r['note']}".strip("; ")} for r in rows]  # fmt: skip
+    return [undecided(r, reason, blocker) for r in rows]
+
+
+def decided_on_points(evidence: Evidence, fit: dict) -> dict:
+    """One line of a claim of READS_POINTS, on the final estimates of the runs it fitted (`reads`, dropped)."""
+    fit = dict(fit)
+    points = [evidence.llc[run].iloc[-1:] for run in fit.pop("reads")]
+    reason = untrusted(pd.concat(points).astype({"local": bool, "converged": bool})) if points else ""
+    return undecided(fit, reason, "each is a point this row's statistic cannot lose") if reason else fit
+
+
+def undecided(r: dict, reason: str, blocker: str) -> dict:
+    note = f"{reason}; {blocker} (the statistic's own verdict: {r['verdict']}); {r['note']}"
+    return r | {"verdict": INCONCLUSIVE, "note": note.strip("; ")}
 
 
 # The claims about each run's trajectory, tested for every other model family in the summary as well (the paper's
