@@ -374,3 +374,23 @@ def test_studies_of_the_paper_model_refuse_other_families():
         "estimator_accuracy.experiment = 'accuracy_nets': its runs are mlp/cross_entropy; the study needs the "
         "quadratic network with the centred MSE",
     ]
+
+
+def overlaid(base: dict, overlay: dict) -> dict:
+    """`base` with `overlay`'s keys, nested sections merged, as Snakemake reads several --configfile files."""
+    merged = copy.deepcopy(base)
+    for key, value in overlay.items():
+        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = overlaid(merged[key], value) if both else value
+    return merged
+
+
+SHIPPED = sorted(path for path in (REPO / "config").glob("*.yaml") if path.name != "gpu.yaml")
+
+
+@pytest.mark.parametrize("path", [REPO / "config.yaml", *SHIPPED], ids=lambda path: path.name)
+def test_every_shipped_config_passes_every_check(path):
+    """A user's first command is one of these: none may fail its checks (the GPU overlay on top of each too)."""
+    config = load(path)
+    assert check_workflow(config, [path]).runs
+    assert check_workflow(overlaid(config, load(REPO / "config" / "gpu.yaml"))).runs
