@@ -217,25 +217,50 @@ def test_an_untrusted_point_voids_its_own_line_and_no_other():
     for hidden in (512, 1024):
         for p in (53, 59, 61, 67, 71):
             run = f"p{p}_K{hidden}"
-            rows.append(summary_row(run, "vary_p", p=p, hidden=hidden, final_keff_llc=10.0 * p))
-            llc[run] = series([100, 200], [5.0 * p, 10.0 * p])
+            final = 10.0 * p + 5  # K_eff (3p - 1) / 2 exactly: the theory leaves no residual, the null some
+            rows.append(summary_row(run, "vary_p", p=p, hidden=hidden, final_keff_llc=final,
+                                    final_K_eff=2 * final / (3 * p - 1)))  # fmt: skip
+            llc[run] = series([100, 200], [5.0 * p, final])
     llc["p71_K1024"].loc[1, "converged"] = False
     claims = evaluate(pd.DataFrame(rows), {}, {"paper_code": llc}, None)
     laws = {r["statistic"]: r for r in claims if r["claim"] == "fig1a_linear_p"}
     assert laws["R^2 of final LLC on p (K = 512)"]["verdict"] == "holds"
+    null = laws["residual SS of LLC = a K_eff (3p - 1)/2 over that of LLC = b 3pK (K = 512)"]
+    assert null["verdict"] == "holds" and "not converged" not in null["note"], null
     wide = laws["R^2 of final LLC on p (K = 1024)"]
     assert wide["verdict"] == "inconclusive" and "own verdict: holds" in wide["note"], wide
     assert "of the 5 estimates it read, 0 not local, 1 not converged" in wide["note"]
     assert all("reads" not in r for r in claims)
     [ratio] = [r for r in claims if r["claim"] == "keff_closed_form"]
-    assert ratio["verdict"] == "holds" and "1 of 10 finals untrusted" in ratio["note"], ratio
-    assert "the same verdict" in ratio["note"]
+    assert ratio["verdict"] == "holds" and "every one of which gives this verdict" in ratio["note"], ratio
+    assert "of the 10 estimates it read, 0 not local, 1 not converged" in ratio["note"]
     for p in (53, 59, 61, 67):
         llc[f"p{p}_K1024"].loc[1, "converged"] = False
     claims = evaluate(pd.DataFrame(rows), {}, {"paper_code": llc}, None)
     [ratio] = [r for r in claims if r["claim"] == "keff_closed_form"]
-    assert ratio["verdict"] == "inconclusive" and "5 of 10 finals untrusted" in ratio["note"], ratio
+    assert ratio["verdict"] == "inconclusive" and "own verdict: holds" in ratio["note"], ratio
     assert "of the 10 estimates it read, 0 not local, 5 not converged" in ratio["note"]
+
+
+@pytest.mark.parametrize(
+    "trusted_ratios, verdict",
+    [
+        ([0.1, 0.1, 3.0, 3.0], "inconclusive"),  # both ends fail, yet an untrusted ratio of 1 would make it hold
+        ([1.0, 1.0, 1.0, 3.0], "holds"),  # at +inf the median is 1; at -inf, 1 too
+        ([0.1, 0.1, 0.1, 1.0], "fails"),  # the median lies in [0.1, 0.1] whatever the untrusted final says
+        ([1.0, 1.1, 1.5, 1.6], "inconclusive"),  # holds at -inf (median 1.1), not at +inf (1.5)
+    ],
+)
+def test_the_closed_form_median_keeps_a_verdict_only_when_no_value_of_an_untrusted_final_changes_it(
+    trusted_ratios, verdict
+):
+    rows = [summary_row(f"p{p}", "vary_K", p=p, final_keff_llc=1.0) for p in (53, 59, 61, 67, 71)]
+    llc = {r["run"]: series([100], [ratio]) for r, ratio in zip(rows, [*trusted_ratios, 1.0], strict=True)}
+    llc["p71"].loc[0, "converged"] = False
+    claims = evaluate(pd.DataFrame(rows), {}, {"paper_code": llc}, None)
+    [ratio] = [r for r in claims if r["claim"] == "keff_closed_form"]
+    assert ratio["verdict"] == verdict, ratio
+    assert "0 not local, 1 not converged" in ratio["note"]
 
 
 def test_figure_1b_and_the_closed_form_read_only_subabundant_runs():

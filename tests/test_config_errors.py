@@ -393,4 +393,5 @@ def test_every_shipped_config_passes_every_check(path):
     """A user's first command is one of these: none may fail its checks (the GPU overlay on top of each too)."""
     config = load(path)
     assert check_workflow(config, [path]).runs
-    assert check_workflow(overlaid(config, load(REPO / "config" / "gpu.yaml"))).runs
+    gpu = REPO / "config" / "gpu.yaml"
+    assert check_workflow(overlaid(config, load(gpu)), [path, gpu]).runs

@@ -16,7 +16,8 @@ keeps a trusted estimate, and (c) it tests the same things with the same verdict
 more, or estimates that would change the answer, is a selection the data cannot justify. A claim that fits
 points cannot lose one (its fit would change design); where it fits several lines (Figure 1a's widths, 1b's
 primes), each row names the runs it fitted (`reads`) and is decided on those points alone, so an untrusted point
-voids its own line, not the others. Otherwise the verdict is `inconclusive`. The note says
+voids the line it lies on, not the others. K_eff's median ratio weighs its untrusted finals itself: its verdict
+stands when it is the same at any values of theirs. Otherwise the verdict is `inconclusive`. The note says
 how many were not local and how many not converged either way.
 """
 
@@ -164,7 +165,7 @@ def linear_law(evidence, preset, claim, experiment, x, line, regime: str | None 
                        note + left_out) | fitted)  # fmt: skip
         out.append(beats_d_null(claim, tag, group, name) | fitted)
     note = f"no runs of {experiment}{regime_note(outside, regime)}"
-    return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, note)]
+    return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, note) | {"reads": ()}]
 
 
 def in_regime(runs: pd.DataFrame, regime: str | None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -479,7 +480,8 @@ def b2_log_linear_gamma(evidence, preset):
 # K_eff (3p - 1) / 2 (Remark 5.5): the ratio of the final LLC to the closed form at the final K_eff, per
 # run of vary_p and vary_K in the subabundant regime (where Remark 5.5 gives it). Holds when the median ratio
 # lies in [0.8, 1.25]; fails outside [0.5, 2]. A median does not need every point: where some finals are not
-# trusted, the verdict stands when the median gives it with those ratios at -inf and at +inf alike.
+# trusted, the median lies, at any values of theirs, between the medians with those ratios at -inf and at +inf,
+# and the verdict stands when that whole interval gives it.
 RATIO_HOLDS, RATIO_FAILS = (0.8, 1.25), (0.5, 2.0)
 
 
@@ -487,6 +489,12 @@ def ratio_verdict(median: float) -> str:
     if RATIO_HOLDS[0] <= median <= RATIO_HOLDS[1]:
         return HOLDS
     return FAILS if not RATIO_FAILS[0] <= median <= RATIO_FAILS[1] else INCONCLUSIVE
+
+
+def one_verdict_between(lowest: float, highest: float) -> bool:
+    """Whether every median in [lowest, highest] gets the same verdict (no threshold lies inside)."""
+    inside = [bound for bound in (*RATIO_FAILS, *RATIO_HOLDS) if lowest < bound < highest]
+    return not inside and ratio_verdict(lowest) == ratio_verdict(highest)
 
 
 def keff_closed_form(evidence, preset):
@@ -502,18 +510,17 @@ def keff_closed_form(evidence, preset):
     ratio = final_llc(evidence, runs) / runs["final_keff_llc"]
     median = float(ratio.median())
     low, high = np.percentile(ratio, [25, 75])
-    note = f"interquartile range [{low:.3g}, {high:.3g}]{left_out}"
-    trusted = runs["run"].map(lambda run: bool(is_trusted(evidence.llc[run].iloc[-1:]).all()))
-    reads = runs["run"]  # the runs whose finals decide: all, unless the median's verdict cannot depend on some
-    if not trusted.all() and trusted.any():
-        lowest, highest = (float(ratio.where(trusted, bound).median()) for bound in (-math.inf, math.inf))
-        note += (f"; {int((~trusted).sum())} of {len(runs)} finals untrusted: at any values of theirs the median lies "
-                 f"in [{lowest:.3g}, {highest:.3g}]")  # fmt: skip
-        if ratio_verdict(lowest) == ratio_verdict(highest) == ratio_verdict(median):
-            reads = runs.loc[trusted, "run"]
-            note += ", the same verdict"
-    return [row(claim, tag, statistic, median, (high - low) / 2, ratio_verdict(median), len(ratio), note)
-            | {"reads": tuple(reads)}]  # fmt: skip
+    result = row(claim, tag, statistic, median, (high - low) / 2, ratio_verdict(median), len(ratio),
+                 f"interquartile range [{low:.3g}, {high:.3g}]{left_out}") | {"reads": ()}  # fmt: skip
+    finals = pd.concat([evidence.llc[run].iloc[-1:] for run in runs["run"]]).set_index(runs.index)
+    trusted = is_trusted(finals)
+    if trusted.all():
+        return [result]
+    lowest, highest = (float(ratio.where(trusted, bound).median()) for bound in (-math.inf, math.inf))
+    reason = f"{untrusted(finals)}; at any values of theirs the median lies in [{lowest:.3g}, {highest:.3g}]"
+    if one_verdict_between(lowest, highest):
+        return [result | {"note": f"{reason}, every one of which gives this verdict; {result['note']}"}]
+    return [undecided(result, reason, "the verdict is not the same throughout that interval")]
 
 
 CLAIMS: dict[str, Callable[[Evidence, str], list[dict]]] = {
@@ -651,10 +658,11 @@ def set_aside_blocker(evidence: Evidence, claim: str, read: pd.DataFrame) -> str
 def decided(evidence: Evidence, rows: list[dict], test: Callable[[Evidence], list[dict]] | None = None,
             preset: str = "") -> list[dict]:  # fmt: skip
     """The claim's rows by the module's rule; `test` computes them from other evidence (without it, any
-    untrusted estimate makes the rows inconclusive). Rows that name the runs they fitted (`reads`) are decided
-    on those runs' points alone."""
+    untrusted estimate makes the rows inconclusive). Rows that name the runs whose points they need trusted
+    (`reads`; none where the row weighed its untrusted points itself) are decided on those points alone."""
     if rows and all("reads" in r for r in rows):
         return [decided_on_points(evidence, r) for r in rows]
+    rows = [{key: value for key, value in r.items() if key != "reads"} for r in rows]
     claim = rows[0]["claim"] if rows else ""
     read = read_estimates(evidence, claim, preset)
     reason = untrusted(read)
