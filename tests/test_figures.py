@@ -212,6 +212,31 @@ def test_every_figure_draws_a_pdf_and_png(name, tables, tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_figure_9_adds_the_certified_peaks_where_the_runs_have_them(tables, tmp_path):
+    """A third row: each run's smoothed certified peak, hollow where one of its estimates is not trusted."""
+    runs = pd.read_csv(tables / "runs.csv")
+    lr_runs = runs[(runs["experiments"] == "vary_lr_wd") & (runs["status"] != "diverged")]["run"]
+    paths = []
+    for number, run in enumerate(lr_runs):
+        table = pd.DataFrame({"step": [100, 200, 300], "llc_mean": [10.0 + number, 20.0, 15.0], "mcse": 0.1,
+                              "converged": [True, number > 0, True], "local": True, "preset": "local"})  # fmt: skip
+        paths.append(tmp_path / f"{run}" / "certified.csv")
+        paths[-1].parent.mkdir()
+        table.to_csv(paths[-1], index=False)
+    args = CASES["fig9"](tables)
+    (tmp_path / "plain").mkdir(), (tmp_path / "peaks").mkdir()
+    _, plain = draw("fig9", tables, tmp_path / "plain", *args)
+    _, with_peaks = draw("fig9", tables, tmp_path / "peaks", *args, "--certified", *paths)
+    assert matplotlib.image.imread(with_peaks).shape[0] > 1.3 * matplotlib.image.imread(plain).shape[0]
+    from grokslt.figures.severity import certified_peaks
+
+    peaks = certified_peaks(runs, {path.parent.name: pd.read_csv(path) for path in paths})
+    assert len(peaks) == len(lr_runs) and peaks["trusted"].tolist() == [False, *[True] * (len(lr_runs) - 1)]
+    assert peaks["peak_llc"].round(6).tolist() == [round((10.0 + 20.0 + 15.0) / 3, 6)] + [
+        round((10.0 + n + 20.0 + 15.0) / 3, 6) for n in range(1, len(lr_runs))
+    ]
+
+
 def test_a_missing_column_is_named(tables, tmp_path, capsys):
     summary = pd.read_csv(tables / "runs.csv").drop(columns=["final_llc"])
     summary.to_csv(tmp_path / "runs.csv", index=False)

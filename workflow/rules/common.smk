@@ -227,6 +227,9 @@ def figure_tables(name, kind):
         return [f"{RESULTS}/scorecard/scorecard.csv"]
     if kind == "reference":
         return [] if config["reference"] == "none" else [REFERENCE]
+    if kind == "certified":
+        runs = experiment_runs(experiment_settings(settings))
+        return [f"{run_dir(run)}/certified.csv" for run in runs if run in CERTIFIED_RUNS]
     if kind in ("refined", "waic"):
         return [f"{run_dir(first_run())}/{kind}.csv"]
     if kind == "pair_traces":

@@ -35,8 +35,11 @@ READS = {
     "refined": ("--refined", False, "runs/RUN/refined.csv, the figure's run's refined LLCs"),
     "waic": ("--waic", False, "runs/RUN/waic.csv, the figure's run's WAIC table"),
     "pair_traces": ("--pair-traces", False, "runs/RUN/traces, the figure's run's per-pair traces (step<STEP>.nc)"),
+    "certified": ("--certified", True, "runs/*/certified.csv of the figure's experiment (optional)"),
 }
-OPTIONAL = ("reference",)  # reads a figure draws without, when the config says `reference: none`
+# reads a figure draws without: the authors' logs when the config says `reference: none`, the certified estimates
+# when the figure's experiment is not among `certified.experiments`
+OPTIONAL = ("reference", "certified")
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ FIGURES: dict[str, Figure] = {
             per_experiment=True,
             subcategory="Trajectories (appendix H.2)",
         ),  # fmt: skip
-        Figure("fig9", "severity.fig9", ("summary", "reference"), {"experiment": "vary_lr_wd"}),
+        Figure("fig9", "severity.fig9", ("summary", "reference", "certified"), {"experiment": "vary_lr_wd"}),
         Figure("sensitivity", "sensitivity.sensitivity", ("sensitivity",)),
         Figure("calibration", "calibration.calibration", ("calibration",), subcategory="Beyond the paper"),
         Figure("estimator_accuracy", "accuracy.estimator_accuracy", ("accuracy",), subcategory="Beyond the paper"),

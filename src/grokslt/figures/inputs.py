@@ -46,6 +46,13 @@ class Tables:
     def loss_data(self) -> dict[str, pd.DataFrame]:
         return read_loss_tables(self.path("loss_data"))
 
+    @property
+    def certified(self) -> dict[str, pd.DataFrame]:
+        """{run id: certified.csv}, empty where the figure was given none (an optional read)."""
+        if not getattr(self.args, "certified", None):
+            return {}
+        return {Path(path).parent.name: pd.read_csv(path) for path in self.path("certified")}
+
 
 def require_columns(table: pd.DataFrame, columns: Iterable[str], source: str) -> None:
     missing = [c for c in columns if c not in table.columns]

@@ -1,5 +1,7 @@
 """Figure 9 and appendix H.4: grokking severity and peak LLC against learning rate, one line per
-weight decay, one column per batch size; the authors' runs of the same settings as open markers."""
+weight decay, one column per batch size; the authors' runs of the same settings as open markers. Where the
+experiment's runs have certified estimates (`certified.experiments`), a third row draws their smoothed peak, the
+statistic the peak claim reads at that preset."""
 
 from __future__ import annotations
 
@@ -30,14 +32,52 @@ def authors_values(rows: pd.DataFrame, authors) -> pd.DataFrame:
     return pd.DataFrame(values, columns=["batch_size", "weight_decay", "lr", "gsm", "peak_llc"])
 
 
+def certified_peaks(rows: pd.DataFrame, certified: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per run with certified estimates: the smoothed peak of its series (the peak claim's statistic) and whether
+    every estimate of that series is trusted (local and converged)."""
+    from grokslt.analysis.claims import is_trusted, llc_series, smoothed_peak
+
+    values = []
+    for _, row in rows[rows["run"].isin(list(certified))].iterrows():
+        series = llc_series(certified[row["run"]])
+        if not series.empty:
+            peak, trusted = smoothed_peak(series)[0], bool(is_trusted(series).all())
+            values.append({"batch_size": row["batch_size"], "weight_decay": row["weight_decay"], "lr": row["lr"],
+                           "peak_llc": peak, "trusted": trusted})  # fmt: skip
+    return pd.DataFrame(values, columns=["batch_size", "weight_decay", "lr", "peak_llc", "trusted"])
+
+
+def certified_presets(certified: dict[str, pd.DataFrame]) -> str:
+    """The sampler presets the certified tables name (`preset` column), or 'certified' where none does."""
+    names = {str(name) for table in certified.values() if "preset" in table for name in table["preset"].dropna()}
+    return ", ".join(sorted(names)) or "certified"
+
+
+def certified_row(ax, peaks: pd.DataFrame, batch, decays, presets: str) -> None:
+    """The certified preset's smoothed peaks of one batch size, one line per weight decay; a run with an
+    untrusted estimate hollow."""
+    for colour, decay in zip(style.PALETTE, decays, strict=False):
+        line = peaks[(peaks["batch_size"] == batch) & (peaks["weight_decay"] == decay)].sort_values("lr")
+        ax.plot(line["lr"], line["peak_llc"], "o-", color=colour, markersize=3)
+        doubtful = line[~line["trusted"]]
+        ax.plot(doubtful["lr"], doubtful["peak_llc"], "o", color=colour, mfc="white", markersize=4)
+    ax.set_xscale("log")
+    ax.set_xlabel("learning rate")
+    ax.set_ylabel(f"smoothed peak LLC\n(certified: {presets})")
+
+
 def fig9(read, experiment: str):
     rows = inputs.experiment_rows(read.summary, experiment, "summary/runs.csv")
     inputs.require_columns(rows, ["lr", "weight_decay", "batch_size", "gsm", "peak_llc"], "summary/runs.csv")
     theirs = authors_values(rows, read.authors_runs())
+    certified = read.certified
+    peaks = certified_peaks(rows, certified)
     batches = sorted(rows["batch_size"].unique())
+    height = 6.0 if len(peaks) else 4.2
     fig, axes = plt.subplots(
-        2, len(batches), figsize=(max(style.COLUMN_WIDTH, 2.0 * len(batches)), 4.2), sharex=True, squeeze=False
-    )
+        3 if len(peaks) else 2, len(batches), figsize=(max(style.COLUMN_WIDTH, 2.0 * len(batches)), height),
+        sharex=True, squeeze=False,
+    )  # fmt: skip
     decays = sorted(rows["weight_decay"].unique())
     for column, batch in enumerate(batches):
         for colour, decay in zip(style.PALETTE, decays, strict=False):
@@ -49,15 +89,21 @@ def fig9(read, experiment: str):
                 axes[0, column].plot(line["lr"], line["gsm"], marker, color=colour, label=label, **hollow)
                 axes[1, column].plot(line["lr"], line["peak_llc"], marker, color=colour, **hollow)
         axes[0, column].set_title(f"batch size {batch}", fontsize=7)
-        axes[1, column].set_xlabel("learning rate")
+        axes[-1, column].set_xlabel("learning rate")
         for ax in axes[:, column]:
             ax.set_xscale("log")
+        if len(peaks):
+            certified_row(axes[2, column], peaks, batch, decays, certified_presets(certified))
     axes[0, 0].set_ylabel("grokking severity (GSM)")
     axes[1, 0].set_ylabel(r"peak LLC $\hat\lambda$" + style.preset_note(rows).replace(" (", "\n(", 1))
     if not theirs.empty:
         axes[0, -1].plot([], [], "o", mfc="none", color="0.45", label="authors' log")
+    if len(peaks) and not peaks["trusted"].all():
+        axes[0, -1].plot([], [], "o", mfc="white", color="0.45", label="bottom: an estimate not local or not converged")
     handles, labels = axes[0, -1].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=6, ncols=len(labels), loc="outside lower center")
-    fig.suptitle("Grokking severity (top) and peak LLC (bottom) against learning rate,\none line per weight decay, "
+    rows_said = ("peak LLC at the runs' sampler (middle), smoothed peak at the certified one (bottom)"
+                 if len(peaks) else "peak LLC (bottom)")  # fmt: skip
+    fig.suptitle(f"Grokking severity (top) and {rows_said}\nagainst learning rate, one line per weight decay, "
                  "one column per batch size", fontsize=7)  # fmt: skip
     return fig
