@@ -137,6 +137,20 @@ def test_certified_estimates_count_the_dense_schedule_whole():
     assert result["studies_cpu_seconds"]["certified"] == pytest.approx(expected)
 
 
+def test_a_figure_that_reads_certified_estimates_costs_those_of_its_runs():
+    """`snakemake fig9` certifies the Figure 9 runs where `certified.experiments` names them; fig1a reads none."""
+    config = quick()
+    without = plan.plan(config, 2, MACHINE)["figures"]
+    config["certified"] = {"experiments": ["vary_lr_wd", "vary_p"], "preset": "local", "every": 10}
+    result = plan.plan(config, 2, MACHINE)
+    added = result["figures"]["fig9"]["cpu_seconds"] - without["fig9"]["cpu_seconds"]
+    only_fig9 = {"experiments": ["vary_lr_wd"], "preset": "local", "every": 10}
+    assert added == pytest.approx(
+        plan.plan(quick() | {"certified": only_fig9}, 2, MACHINE)["studies_cpu_seconds"]["certified"]
+    )
+    assert added > 0 and result["figures"]["fig1a"]["cpu_seconds"] == pytest.approx(without["fig1a"]["cpu_seconds"])
+
+
 def test_second_tries_add_their_draws_at_the_share_of_estimates_that_needed_one():
     config = quick()
     config["certified"] = {"experiments": ["vary_lr_wd"], "preset": "local", "every": 10}

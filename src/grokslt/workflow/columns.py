@@ -272,7 +272,7 @@ TABLES = [
         "runs/RUN/certified.csv",
         "`certified.preset`'s sampler (the calibration's choice, or a named preset such as `local`) at every "
         "`certified.every`-th checkpoint and at the transitions (`grokslt llc --preset P --every K`), for the "
-        "certified claims. With `certified.retry_draws`, an estimate that did not converge is estimated once more "
+        "certified claims and Figure 9's third row. With `certified.retry_draws`, an estimate that did not converge is estimated once more "
         "with that many draws and fresh noise (`grokslt llc --retry-draws`), and the second estimate is the row.",
         _LLC_MEANINGS | _RETRIED_MEANINGS,
         settings=(SAMPLER,),

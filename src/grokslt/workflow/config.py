@@ -311,7 +311,7 @@ def config_schema() -> dict:
                         "description": "calibrated: the calibration's choice; or a named preset (no calibration)",
                     },  # fmt: skip
                 },
-                "certified LLCs: certified.preset's sampler at a subset of checkpoints, for claims.csv",
+                "certified LLCs: certified.preset's sampler at a subset of checkpoints, for claims.csv and Figure 9",
             ),
             "refined": section(
                 {

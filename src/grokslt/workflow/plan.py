@@ -274,7 +274,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
         "wall_seconds": wall,
         "experiments": experiments,
         "studies_cpu_seconds": studies,
-        "figures": figure_costs(config, membership, costs, studies, cores, machine),
+        "figures": figure_costs(config, runs, membership, costs, studies, cores, machine),
         "machine": asdict(machine),
         "threads": torch.get_num_threads(),
         "stops": stops_sentence(stops or {}),
@@ -306,10 +306,13 @@ FIGURE_STUDIES = {
 }
 
 
-def figure_costs(config, membership, costs, studies, cores: int, machine: Machine) -> dict[str, dict]:
+def figure_costs(config, runs, membership, costs, studies, cores: int, machine: Machine) -> dict[str, dict]:
     """What `snakemake FIGURE` alone costs: the runs of the figure's experiments (all runs for the
-    scorecard), trained and estimated, plus the studies it reads (their runs trained only)."""
+    scorecard), trained and estimated, plus the studies it reads (their runs trained only) and the certified
+    estimates of its runs where it reads them (with the calibration they need)."""
     from grokslt.figures import experiment_settings, instances
+
+    certified = certified_seconds(config, membership, costs, lambda run: step_seconds(machine, runs[run], "chain"))
 
     out = {}
     for name, (figure, settings) in instances(config["figures"]).items():
@@ -317,6 +320,9 @@ def figure_costs(config, membership, costs, studies, cores: int, machine: Machin
         if "scorecard" in figure.reads:
             estimated = set(costs)
         cpu = sum(run_seconds(costs[run]) for run in estimated)
+        if "certified" in figure.reads and estimated & set(certified):
+            cpu += sum(certified.get(run, 0.0) for run in estimated)
+            cpu += studies.get("calibration", 0.0) if config["certified"]["preset"] == "calibrated" else 0.0
         trained = set()
         for kind, (study, (section, key)) in FIGURE_STUDIES.items():
             if kind in figure.reads:
@@ -379,6 +385,26 @@ def certified_runs(config, membership) -> list[str]:
     return list(dict.fromkeys(run for name in config["certified"]["experiments"] for run in membership[name]))
 
 
+def certified_seconds(config, membership, costs, chain_step) -> dict[str, float]:
+    """{run: CPU seconds of its certified estimates}: the same selection as a thinned trajectory's
+    (`training.runs.thin_steps`), second tries at the share that needed one in paper_subset."""
+    certified, calibration = config["certified"], config["calibration"]
+    if certified["preset"] == "calibrated":
+        chains, burnin, draws = calibration["num_chains"], calibration["num_burnin"], calibration["num_draws"]
+    else:
+        preset = sampler_settings(certified["preset"])
+        chains, burnin, draws = preset.num_chains, preset.num_burnin, preset.num_draws
+    steps = chains * (burnin + certified.get("num_draws", draws))
+    if "retry_draws" in certified:
+        steps += RETRY_SHARE * chains * (burnin + certified["retry_draws"])
+    return {
+        run: thinned_count(costs[run]["checkpoints"], certified["every"], costs[run]["dense_checkpoints"])
+        * steps
+        * chain_step(run)
+        for run in certified_runs(config, membership)
+    }
+
+
 def refined_seconds(config, membership, costs, chain_step) -> float:
     """The refined estimates (`refined:`): one table per weight group and data subset beside all weights, at
     every `every`-th checkpoint and about 9 near the transitions, and the traced estimates at the (at most 5)
@@ -417,22 +443,7 @@ def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
         steps = calibration["num_chains"] * (calibration["num_burnin"] + calibration["num_draws"])
         checkpoints = {"final": 1, "transitions": 4}.get(str(calibration["step"]), 1)  # at most 4 transitions
         out["calibration"] = checkpoints * grid * steps * chain_step(run)
-    certified = config["certified"]
-    if certified["preset"] == "calibrated":
-        chains, burnin, draws = calibration["num_chains"], calibration["num_burnin"], calibration["num_draws"]
-    else:
-        preset = sampler_settings(certified["preset"])
-        chains, burnin, draws = preset.num_chains, preset.num_burnin, preset.num_draws
-    draws = certified.get("num_draws", draws)
-    steps = chains * (burnin + draws)
-    if "retry_draws" in certified:  # the second tries, at the share that needed one in paper_subset
-        steps += RETRY_SHARE * chains * (burnin + certified["retry_draws"])
-    out["certified"] = sum(  # the same selection as a thinned trajectory's (`training.runs.thin_steps`)
-        thinned_count(costs[run]["checkpoints"], certified["every"], costs[run]["dense_checkpoints"])
-        * steps
-        * chain_step(run)
-        for run in certified_runs(config, membership)
-    )
+    out["certified"] = sum(certified_seconds(config, membership, costs, chain_step).values())
     out["refined"] = refined_seconds(config, membership, costs, chain_step)
     if config["figures"].get("estimator_accuracy", {}) is not False:
         accuracy = config["estimator_accuracy"]
