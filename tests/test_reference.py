@@ -148,6 +148,7 @@ class Read:
 
     def __init__(self, summary, loss_data=None):
         self.summary, self.loss_data = summary, loss_data
+        self.certified = {}  # an optional read: no run of these has certified estimates
 
     def authors_runs(self):
         return load_reference(REFERENCE)
