@@ -377,11 +377,11 @@ def test_studies_of_the_paper_model_refuse_other_families():
 
 
 def overlaid(base: dict, overlay: dict) -> dict:
-    """`base` with `overlay`'s keys, nested sections merged, as Snakemake reads several --configfile files."""
+    """`base` with `overlay`'s keys, nested sections merged, by Snakemake's own merge of several --configfile files."""
+    from snakemake.utils import update_config
+
     merged = copy.deepcopy(base)
-    for key, value in overlay.items():
-        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
-        merged[key] = overlaid(merged[key], value) if both else value
+    update_config(merged, overlay)
     return merged
 
 

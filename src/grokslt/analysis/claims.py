@@ -8,8 +8,8 @@ thresholds written beside each claim below, never tuned to the result; where the
 
 Only local, honestly converged estimates decide (`trusted`: `grokslt.estimation.locality`,
 `grokslt.estimation.diagnostics`): an untrusted estimate is reported, never counted for or against a claim.
-Which estimates a claim read is recorded as it reads them (`Evidence.llc`, by run; a claim that fits one
-estimate per run or grid cell, `READS_POINTS`, reads each run's last estimate and the grid). When all are
+Which estimates a claim read is recorded as it reads them (`Evidence.llc`, by run; a claim that fits the grid
+of the sampler sensitivity, `READS_SENSITIVITY`, reads its cells). When all are
 trusted the claim stands as computed. When some are not, a claim on trajectories is computed again without
 them and reports that, provided (a) they are at most UNTRUSTED_SHARE of what it read, (b) every run it read
 keeps a trusted estimate, and (c) it tests the same things with the same verdicts with them in: setting aside
@@ -115,6 +115,11 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def final_llc(evidence: Evidence, runs: pd.DataFrame) -> pd.Series:
     return runs["run"].map(lambda run: evidence.llc[run]["llc"].iloc[-1])
+
+
+def final_estimates(evidence: Evidence, runs) -> pd.DataFrame:
+    """The last row of each run's LLC series (step, llc, mcse, converged, local), in the order of `runs`."""
+    return pd.concat([evidence.llc[run].iloc[-1:] for run in runs], ignore_index=True)
 
 
 # -- the claims ------------------------------------------------------------------------------------------
@@ -506,13 +511,13 @@ def keff_closed_form(evidence, preset):
     left_out = regime_note(outside, SUBABUNDANT)
     statistic = "median final LLC / K_eff (3p-1)/2"
     if runs.empty:
-        return [row(claim, tag, statistic, math.nan, math.nan, INCONCLUSIVE, 0, f"no runs{left_out}")]
-    ratio = final_llc(evidence, runs) / runs["final_keff_llc"]
+        return [row(claim, tag, statistic, math.nan, math.nan, INCONCLUSIVE, 0, f"no runs{left_out}") | {"reads": ()}]
+    finals = final_estimates(evidence, runs["run"])
+    ratio = finals["llc"] / runs["final_keff_llc"].to_numpy()
     median = float(ratio.median())
     low, high = np.percentile(ratio, [25, 75])
     result = row(claim, tag, statistic, median, (high - low) / 2, ratio_verdict(median), len(ratio),
                  f"interquartile range [{low:.3g}, {high:.3g}]{left_out}") | {"reads": ()}  # fmt: skip
-    finals = pd.concat([evidence.llc[run].iloc[-1:] for run in runs["run"]]).set_index(runs.index)
     trusted = is_trusted(finals)
     if trusted.all():
         return [result]
@@ -605,16 +610,12 @@ def llc_series(table: pd.DataFrame) -> pd.DataFrame:
 
 
 UNTRUSTED_SHARE = 0.05  # the most of a trajectory claim's estimates that may be set aside (module docstring)
-READS_SENSITIVITY = {"b2_log_linear_gamma"}  # claims that read the sampler-sensitivity grid's estimates (paper_code)
-READS_POINTS = {"fig1a_linear_p", "fig1b_linear_K", "keff_closed_form", *READS_SENSITIVITY}  # one point a run or cell
+READS_SENSITIVITY = {"b2_log_linear_gamma"}  # claims that fit the sampler-sensitivity grid (paper_code), a point a cell
 
 
 def read_estimates(evidence: Evidence, claim: str, preset: str) -> pd.DataFrame:
-    """The LLC estimates the claim read: each run's series (its last estimate for a claim of READS_POINTS), and
-    the sensitivity grid where the claim reads it."""
+    """The LLC estimates the claim read: each run's series, and the sensitivity grid where the claim reads it."""
     series = [evidence.llc[run] for run in sorted(evidence.llc.read)]
-    if claim in READS_POINTS:
-        series = [table.iloc[-1:] for table in series]
     grid = evidence.sensitivity
     if claim in READS_SENSITIVITY and preset == "paper_code" and grid is not None and not grid.empty:
         series.append(grid)
@@ -644,7 +645,7 @@ def without_untrusted(evidence: Evidence) -> Evidence:
 
 def set_aside_blocker(evidence: Evidence, claim: str, read: pd.DataFrame) -> str:
     """Why the untrusted estimates the claim read cannot simply be set aside ('' when they can)."""
-    if claim in READS_POINTS:
+    if claim in READS_SENSITIVITY:
         return "each is a point of the claim's fit, which cannot lose one"
     share = float((~is_trusted(read)).mean())
     if share > UNTRUSTED_SHARE:
@@ -662,7 +663,6 @@ def decided(evidence: Evidence, rows: list[dict], test: Callable[[Evidence], lis
     (`reads`; none where the row weighed its untrusted points itself) are decided on those points alone."""
     if rows and all("reads" in r for r in rows):
         return [decided_on_points(evidence, r) for r in rows]
-    rows = [{key: value for key, value in r.items() if key != "reads"} for r in rows]
     claim = rows[0]["claim"] if rows else ""
     read = read_estimates(evidence, claim, preset)
     reason = untrusted(read)
@@ -680,10 +680,11 @@ def decided(evidence: Evidence, rows: list[dict], test: Callable[[Evidence], lis
 
 
 def decided_on_points(evidence: Evidence, fit: dict) -> dict:
-    """One line of a claim of READS_POINTS, on the final estimates of the runs it fitted (`reads`, dropped)."""
+    """One row of a claim that fits one point per run, on the final estimates of the runs it names (`reads`,
+    dropped)."""
     fit = dict(fit)
-    points = [evidence.llc[run].iloc[-1:] for run in fit.pop("reads")]
-    reason = untrusted(pd.concat(points).astype({"local": bool, "converged": bool})) if points else ""
+    runs = fit.pop("reads")
+    reason = untrusted(final_estimates(evidence, runs)) if runs else ""
     return undecided(fit, reason, "each is a point this row's statistic cannot lose") if reason else fit
 
 

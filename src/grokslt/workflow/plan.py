@@ -254,7 +254,8 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
             "hessian_estimates": sum(r["checkpoints"] for r in rows),
             "cpu_seconds": sum(map(run_seconds, rows)),
         }
-    studies = study_seconds(config, runs, membership, costs, machine)
+    certified = certified_seconds(config, membership, costs, lambda run: step_seconds(machine, runs[run], "chain"))
+    studies = study_seconds(config, runs, membership, costs, machine, certified)
     figures = instances(config["figures"])
     summaries = 1 + sum("summary" in figure.reads for figure, _ in figures.values())
     shared_jobs = 3 + summaries + len(studies) + len(certified_runs(config, membership))
@@ -274,7 +275,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
         "wall_seconds": wall,
         "experiments": experiments,
         "studies_cpu_seconds": studies,
-        "figures": figure_costs(config, runs, membership, costs, studies, cores, machine),
+        "figures": figure_costs(config, membership, costs, studies, certified, cores, machine),
         "machine": asdict(machine),
         "threads": torch.get_num_threads(),
         "stops": stops_sentence(stops or {}),
@@ -306,13 +307,11 @@ FIGURE_STUDIES = {
 }
 
 
-def figure_costs(config, runs, membership, costs, studies, cores: int, machine: Machine) -> dict[str, dict]:
+def figure_costs(config, membership, costs, studies, certified, cores: int, machine: Machine) -> dict[str, dict]:
     """What `snakemake FIGURE` alone costs: the runs of the figure's experiments (all runs for the
     scorecard), trained and estimated, plus the studies it reads (their runs trained only) and the certified
-    estimates of its runs where it reads them (with the calibration they need)."""
+    estimates of its runs where it reads them (`certified_seconds`, with the calibration they need)."""
     from grokslt.figures import experiment_settings, instances
-
-    certified = certified_seconds(config, membership, costs, lambda run: step_seconds(machine, runs[run], "chain"))
 
     out = {}
     for name, (figure, settings) in instances(config["figures"]).items():
@@ -420,9 +419,9 @@ def refined_seconds(config, membership, costs, chain_step) -> float:
     )
 
 
-def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
+def study_seconds(config, runs, membership, costs, machine, certified: dict[str, float]) -> dict[str, float]:
     """CPU seconds of the one-off studies that the workflow runs: sensitivity grid, calibration, certified
-    estimates, accuracy."""
+    estimates (`certified_seconds`, per run), accuracy."""
     from grokslt.workflow.experiments import calibration_needed
 
     def chain_step(run):
@@ -443,7 +442,7 @@ def study_seconds(config, runs, membership, costs, machine) -> dict[str, float]:
         steps = calibration["num_chains"] * (calibration["num_burnin"] + calibration["num_draws"])
         checkpoints = {"final": 1, "transitions": 4}.get(str(calibration["step"]), 1)  # at most 4 transitions
         out["calibration"] = checkpoints * grid * steps * chain_step(run)
-    out["certified"] = sum(certified_seconds(config, membership, costs, chain_step).values())
+    out["certified"] = sum(certified.values())
     out["refined"] = refined_seconds(config, membership, costs, chain_step)
     if config["figures"].get("estimator_accuracy", {}) is not False:
         accuracy = config["estimator_accuracy"]
