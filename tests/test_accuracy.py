@@ -9,8 +9,8 @@ import torch
 
 from grokslt.analysis.accuracy import accuracy_rows, ground_truth
 from grokslt.analysis.theory import data_jacobian_rank
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.exact import ReferenceSettings, tuned_mala_step
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.training.train import TrainConfig, train
 
 pytestmark = pytest.mark.slow  # the fixture trains 10,000 full-batch steps

@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss, estimate_checkpoints
+from grokslt.estimation.checkpoint_llc import estimate_checkpoints
 from grokslt.estimation.llc import estimate_llc, sampler_settings
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.training.loss import centred_loss
 from grokslt.training.model import QuadraticNet, forward_pairs
 from grokslt.training.train import TrainConfig, train

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from grokslt import cpu_kernels
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.llc import estimate_llc, sampler_settings
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.training.model import _pair_row_index, centred_loss_and_grad
 
 pytestmark = pytest.mark.skipif(

@@ -6,10 +6,10 @@ import pytest
 import torch
 from arviz_stats.base import array_stats
 
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.exact import tuned_mala_step
 from grokslt.estimation.linear_v import LinearInVLoss, v_only_estimand
 from grokslt.estimation.llc import estimate_llc
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.data import make_dataset
 from grokslt.training.loss import batch_centring_factor, centred_loss, epoch_centring_factor

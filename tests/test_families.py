@@ -12,9 +12,9 @@ from torch import nn
 
 from grokslt.analysis.hessian import hutchinson_trace, network_loss
 from grokslt.errors import BadInput
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.functional_loss import NetworkLoss
 from grokslt.estimation.llc import estimate_llc
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.estimation.refined import check_network_supports
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.settings import check_fields

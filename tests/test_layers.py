@@ -77,3 +77,56 @@ def test_every_module_lies_in_a_known_stage():
         stage_of(module_name(path))
     with pytest.raises(AssertionError, match="belongs to no stage"):
         stage_of("grokslt.flat_new_module")
+
+
+def import_cycles(files, name_of=module_name) -> list[list[str]]:
+    """The import cycles among `files` (at the top or inside functions): each cycle's modules, sorted; a module
+    importing a name of a package (`from grokslt.figures import style`) imports that package's `__init__`."""
+    graph = {name_of(path): set() for path in files}
+    for path in files:
+        graph[name_of(path)] = {name for name in grokslt_imports(path) if name in graph} - {name_of(path)}
+    cycles, index, low, stack, on_stack = [], {}, {}, [], set()
+
+    def visit(module):  # Tarjan's strongly connected components: a component of two or more modules is a cycle
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(cycles)
+
+
+def test_no_import_cycle_anywhere_in_the_package():
+    assert import_cycles(sorted(PACKAGE.rglob("*.py"))) == []
+
+
+def test_the_check_catches_a_cycle_inside_a_stage(tmp_path):
+    names = {}
+    files = {
+        "a": "from grokslt.estimation.b import y\n",
+        "b": "import grokslt.estimation.c\n",
+        "c": "def f():\n    from grokslt.estimation.a import x\n",  # an import inside a function closes it
+        "d": "import grokslt.estimation.a\n",  # imports into the cycle, but is not on it
+    }
+    for name, imports in files.items():
+        path = tmp_path / f"{name}.py"
+        path.write_text(imports)
+        names[path] = f"grokslt.estimation.{name}"
+    assert import_cycles(list(names), name_of=names.get) == [
+        ["grokslt.estimation.a", "grokslt.estimation.b", "grokslt.estimation.c"]
+    ]

@@ -298,8 +298,8 @@ def test_the_expected_init_loss_is_what_the_minibatch_losses_average_to_over_epo
     """`init_loss: expected` = L_n(w*) x the epoch's mean batch-centring factor, exactly the mean minibatch loss
     the chains see at w* (devinterp's batches, last one short): checked against 400 shuffled epochs at a point
     that is not a minimum, within 4 standard errors; it carries no standard error of its own."""
-    from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
     from grokslt.estimation.llc import epoch_batches, initial_losses
+    from grokslt.estimation.quadratic_loss import QuadraticNetLoss
     from grokslt.estimation.samplers import SamplerSettings
     from grokslt.training.data import make_dataset
 

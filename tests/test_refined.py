@@ -7,10 +7,11 @@ import pytest
 import torch
 
 from grokslt.errors import BadInput
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss, estimate_checkpoints
+from grokslt.estimation.checkpoint_llc import estimate_checkpoints
 from grokslt.estimation.exact import tuned_mala_step
 from grokslt.estimation.linear_v import v_only_estimand
 from grokslt.estimation.llc import sampler_settings
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.estimation.refined import FrozenParamsLoss, refined_problem, weight_pieces
 from grokslt.estimation.samplers import WEIGHT_GROUPS, SamplerSettings
 from grokslt.training.data import make_dataset

@@ -346,7 +346,7 @@ def run_plan(args: argparse.Namespace) -> None:
 
 @command("figure", "draw one figure from tables, as PDF and PNG")
 def run_figure(args: argparse.Namespace) -> None:
-    from grokslt.figures import draw
+    from grokslt.figures.drawing import draw
 
     draw(args.name, args)
 

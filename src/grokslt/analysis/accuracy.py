@@ -25,9 +25,9 @@ import numpy as np
 import torch
 
 from grokslt.analysis.theory import numerical_rank
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.exact import ReferenceSettings, reference_estimate
 from grokslt.estimation.llc import bias_reduced_llc, estimate_llc, sampler_settings
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.loss import centred_residual
 from grokslt.training.model import forward_pairs

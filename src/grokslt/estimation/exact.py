@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.llc import estimate_llc
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.estimation.samplers import SamplerSettings
 
 ACCEPT_RANGE = (0.5, 0.9)

@@ -4,7 +4,7 @@
 minibatch loss from `vmap` of the family's forward pass on unbatched parameters, and the gradients by one
 backward pass of the chains' summed losses (chains do not interact, so each chain's gradient is its own loss's),
 so a family needs no hand-derived gradient. This is 30% faster per step than `vmap(grad(...))` for the MLP on one
-CPU thread. The quadratic network keeps its own faster `QuadraticNetLoss` (`grokslt.estimation.checkpoint_llc`);
+CPU thread. The quadratic network keeps its own faster `QuadraticNetLoss` (`grokslt.estimation.quadratic_loss`);
 on it the two agree to rounding (tested).
 """
 

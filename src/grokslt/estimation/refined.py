@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import torch
 
 from grokslt.errors import BadInput
-from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
 from grokslt.estimation.functional_loss import NetworkLoss
 from grokslt.estimation.linear_v import LinearInVLoss, v_only_estimand
+from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network

@@ -18,7 +18,6 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from grokslt.errors import BadInput
 
 # what a figure may read: the command-line flag that passes it, and whether it takes several files
 READS = {
@@ -152,24 +151,6 @@ def instances(config_figures: Mapping[str, object]) -> dict[str, tuple[Figure, d
         else:
             drawn[name] = (figure, settings)
     return drawn
-
-
-def draw(name: str, args) -> None:
-    """Draw figure `name` from the tables in `args` with its settings there; save PDF and PNG."""
-    from grokslt.figures import style
-    from grokslt.figures.inputs import Tables
-
-    if name not in FIGURES:
-        raise BadInput(f"figure = {name!r}: expected one of {list(FIGURES)}")
-    figure = FIGURES[name]
-    style.apply()
-    tables = Tables(args)
-    keys = ["experiment"] if figure.per_experiment else list(figure.settings)
-    settings = {key: getattr(args, key) for key in keys}
-    fig = figure.function()(tables, **settings)
-    if "summary" in figure.reads and not figure.per_experiment:  # small multiples show diverged runs as panels
-        style.note_diverged(fig, tables.summary, experiment_settings(settings))
-    style.save(fig, args.out, args.dpi)
 
 
 def setting_flags() -> dict[str, tuple[str, object]]:

@@ -139,9 +139,9 @@ def measure_run(config: TrainConfig, steps: int, repeats: int) -> tuple[float, f
     """(seconds per training step, seconds per SGLD step of one chain) of the run's network and batch."""
     import tempfile
 
-    from grokslt.estimation.checkpoint_llc import QuadraticNetLoss
     from grokslt.estimation.functional_loss import NetworkLoss
     from grokslt.estimation.llc import estimate_llc
+    from grokslt.estimation.quadratic_loss import QuadraticNetLoss
 
     config = dataclasses.replace(config, early_stop=False)
     with tempfile.TemporaryDirectory() as out:
