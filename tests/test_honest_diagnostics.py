@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from grokslt.errors import BadInput
-from grokslt.estimation.diagnostics import diagnose, diagnose_observations
+from grokslt.estimation.diagnostics import diagnose_full_batch, diagnose_minibatch
 from grokslt.estimation.llc import estimate_llc
 from grokslt.estimation.locality import LOCAL_MAX_FRACTION
 from grokslt.estimation.observables import checked_thinning, default_thinning
@@ -30,8 +30,8 @@ def test_white_batch_noise_hides_slow_mixing_that_the_full_batch_series_shows():
     slow = ar1(rng, chains, draws, rho)
     noisy = slow + math.sqrt(30) * rng.normal(size=slow.shape)
     true_ess = chains * draws * (1 - rho) / (1 + rho)  # about 40
-    minibatch = diagnose(noisy, 0.0, 1.0, float(noisy.mean()), 0.0, 0)
-    honest = diagnose_observations(slow, slow**2, 0)
+    minibatch = diagnose_minibatch(noisy, 0.0, 1.0, float(noisy.mean()), 0.0, 0)
+    honest = diagnose_full_batch(slow, slow**2, 0)
     assert minibatch.ess_bulk > 3 * true_ess
     assert true_ess / 2 < honest.ess_bulk < 2 * true_ess
     assert not honest.converged
@@ -41,7 +41,7 @@ def test_white_batch_noise_hides_slow_mixing_that_the_full_batch_series_shows():
 def test_independent_draws_are_converged():
     rng = np.random.default_rng(2)
     draws = rng.normal(3.0, 1.0, size=(4, 400))
-    honest = diagnose_observations(draws, rng.chisquare(5, size=(4, 400)), 0)
+    honest = diagnose_full_batch(draws, rng.chisquare(5, size=(4, 400)), 0)
     assert honest.converged and honest.r_hat < 1.01 and honest.ess_bulk > 1000
 
 

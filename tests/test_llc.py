@@ -11,7 +11,6 @@ from grokslt.estimation.llc import (
     bias_reduced_llc,
     chain_statistics,
     epoch_batches,
-    estimate_bias_reduced_llc,
     estimate_llc,
     sampler_settings,
 )
@@ -233,9 +232,12 @@ def test_bias_reduced_estimate_of_a_two_factor_crossing(float64):
     settings = SamplerSettings(
         step_size=1e-4, localization=1.0, num_chains=64, num_burnin=2000, num_draws=6000, nbeta=1.0, init_loss="full"
     )
-    fit = estimate_bias_reduced_llc(
-        normal_crossing((1, 1)), {"w": torch.zeros(2)}, 1, settings, 1, seed=0, nbetas=[1e2, 3e2, 1e3]
-    )
+    nbetas = [1e2, 3e2, 1e3]
+    estimates = [
+        estimate_llc(normal_crossing((1, 1)), {"w": torch.zeros(2)}, 1, settings.replace(nbeta=nbeta), 1, 0).llc_mean
+        for nbeta in nbetas
+    ]
+    fit = bias_reduced_llc(nbetas, estimates)
     assert max(fit.estimates) < 0.4  # 0.32 .. 0.38
     assert fit.slope < 0
     assert fit.intercept == pytest.approx(0.5, abs=0.04)  # 0.492 +- 0.010
@@ -280,18 +282,18 @@ def test_diagnostics_are_arvizs_on_the_saved_traces(tmp_path):
 
 
 def test_converged_needs_every_threshold():
-    from grokslt.estimation.diagnostics import diagnose
+    from grokslt.estimation.diagnostics import diagnose_minibatch
 
     rng = np.random.default_rng(0)
     stationary = rng.normal(5.0, 1.0, size=(4, 1000))
-    assert diagnose(stationary, 0.0, 10.0, 5.0, 0.0, 0).converged
-    assert not diagnose(stationary, 0.0, 10.0, 5.0, 0.0, 1).converged  # a diverged chain
-    assert not diagnose(stationary, 0.0, 10.0, 5.0, 1.0, 0).converged  # drift of 20% of the estimate, 60 MCSE
+    assert diagnose_minibatch(stationary, 0.0, 10.0, 5.0, 0.0, 0).converged
+    assert not diagnose_minibatch(stationary, 0.0, 10.0, 5.0, 0.0, 1).converged  # a diverged chain
+    assert not diagnose_minibatch(stationary, 0.0, 10.0, 5.0, 1.0, 0).converged  # drift of 20% of the estimate, 60 MCSE
     shifted = stationary + np.arange(4)[:, None]  # chains that disagree
-    assert diagnose(shifted, 0.0, 10.0, 6.5, 0.0, 0).r_hat > 1.1
-    assert not diagnose(shifted, 0.0, 10.0, 6.5, 0.0, 0).converged
+    assert diagnose_minibatch(shifted, 0.0, 10.0, 6.5, 0.0, 0).r_hat > 1.1
+    assert not diagnose_minibatch(shifted, 0.0, 10.0, 6.5, 0.0, 0).converged
     walk = rng.normal(size=(4, 1000)).cumsum(axis=1) * 0.01 + 5  # strongly autocorrelated
-    assert not diagnose(walk, 0.0, 10.0, 5.0, 0.0, 0).converged
+    assert not diagnose_minibatch(walk, 0.0, 10.0, 5.0, 0.0, 0).converged
 
 
 def test_the_expected_init_loss_is_what_the_minibatch_losses_average_to_over_epochs():

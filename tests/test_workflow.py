@@ -64,7 +64,7 @@ def expected_counts(config: dict) -> dict[str, int]:
         "calibrate": 1,
         "summary": 1 + sum("summary" in figure.reads for figure, _ in instances(checked["figures"]).values()),
         "claims": 1,
-        "compare_with_authors": 1,
+        "scorecard_table": 1,
         **({"accuracy": 1} if checked["figures"].get("estimator_accuracy", {}) is not False else {}),
         "figure": len(instances(checked["figures"])),
         "all": 1,
@@ -96,7 +96,7 @@ def test_a_figure_target_builds_only_what_that_figure_reads(target, experiments,
     jobs = job_counts(snakemake("-n", target, "--configfile", write_config(tmp_path, config), cwd=tmp_path).stdout)
     assert jobs["train"] == len(needed) and (experiments is None or len(needed) < len(runs))
     assert jobs["figure"] == 1 and jobs[target] == 1 and "all" not in jobs
-    assert "claims" not in jobs and ("compare_with_authors" in jobs) == (target == "scorecard")
+    assert "claims" not in jobs and ("scorecard_table" in jobs) == (target == "scorecard")
 
 
 def test_expansion_gives_each_setting_combination_one_run():

@@ -124,7 +124,8 @@ rule accuracy:
         "grokslt accuracy --runs {params.runs:q} {params.args:q} --threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
-rule compare_with_authors:
+# `grokslt scorecard`'s table; the rule `scorecard` is the target of its figure
+rule scorecard_table:
     input:
         summary=f"{RESULTS}/summary/runs.csv",
         loss=lambda wildcards: [f"{run_dir(run)}/loss_data.csv" for run in sorted(RUNS)],

@@ -113,13 +113,6 @@ def find_match(row: pd.Series, runs: list[AuthorsRun]) -> AuthorsRun | None:
     return None
 
 
-def sampler_matches(params: pd.Series, run: AuthorsRun) -> bool:
-    """Whether our run's LLC used the authors' sampler settings for that run (nbeta is B / ln B in both)."""
-    keys = {"step_size": "llc_step_size", "localization": "llc_localization", "num_chains": "llc_num_chains",
-            "num_draws": "llc_num_draws", "num_burnin": "llc_num_burnin"}  # fmt: skip
-    return all(_equal(params.get(ours), run.sampler[theirs]) for theirs, ours in keys.items())
-
-
 def _equal(a, b) -> bool:
     try:
         return abs(float(a) - float(b)) <= 1e-12 * max(1.0, abs(float(b)))

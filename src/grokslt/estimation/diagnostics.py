@@ -61,7 +61,7 @@ def arviz():
     return array_stats
 
 
-def diagnose(
+def diagnose_minibatch(
     draws: np.ndarray, init_stderr: float, nbeta: float, llc: float, drift: float, diverged: int
 ) -> Diagnostics:
     """Minibatch diagnostics of the chains `draws` [chains, draws] of nbeta (L - L_init) (diverged chains
@@ -75,16 +75,11 @@ def diagnose(
     ess_bulk = float(stats.ess(draws, method="bulk"))
     ess_tail = float(stats.ess(draws, method="tail", prob=TAIL_PROBABILITIES))
     mcse = math.hypot(float(stats.mcse(draws, method="mean")), nbeta * init_stderr)
-    converged = (
-        diverged == 0
-        and r_hat <= R_HAT_MAX
-        and min(ess_bulk, ess_tail) >= ESS_PER_CHAIN * chains
-        and abs(drift) <= max(DRIFT_MAX * abs(llc), DRIFT_NOISE * mcse)
-    )
-    return Diagnostics(r_hat, ess_bulk, ess_tail, mcse, bool(converged))
+    converged = passes(r_hat, min(ess_bulk, ess_tail), ESS_PER_CHAIN * chains, drift, llc, mcse, diverged)
+    return Diagnostics(r_hat, ess_bulk, ess_tail, mcse, converged)
 
 
-def diagnose_observations(excess: np.ndarray, distance_sq: np.ndarray, diverged: int) -> Diagnostics:
+def diagnose_full_batch(excess: np.ndarray, distance_sq: np.ndarray, diverged: int) -> Diagnostics:
     """Honest diagnostics from full-batch observations [chains, T] (diverged chains removed): `excess` is
     nbeta (L_n(w_t) - L_n(w*)), whose mean is the estimate; `distance_sq` is ||w_t - w*||^2."""
     excess, distance_sq = np.asarray(excess, np.float64), np.asarray(distance_sq, np.float64)
@@ -98,13 +93,19 @@ def diagnose_observations(excess: np.ndarray, distance_sq: np.ndarray, diverged:
     mcse = float(stats.mcse(excess, method="mean"))
     llc = float(excess.mean())
     drift = float(np.mean(half_chain_slopes(excess)) * excess.shape[1] / 2)
-    converged = (
+    converged = passes(r_hat, min(ess_bulk, ess_tail), ESS_MIN, drift, llc, mcse, diverged)
+    return Diagnostics(r_hat, ess_bulk, ess_tail, mcse, converged)
+
+
+def passes(r_hat: float, ess: float, ess_min: float, drift: float, llc: float, mcse: float, diverged: int) -> bool:
+    """The convergence rule both diagnoses apply: no diverged chain, R-hat and the smaller ESS within their bounds,
+    and a drift between the chains' halves within a share of the estimate or a few MCSE."""
+    return bool(
         diverged == 0
         and r_hat <= R_HAT_MAX
-        and min(ess_bulk, ess_tail) >= ESS_MIN
+        and ess >= ess_min
         and abs(drift) <= max(DRIFT_MAX * abs(llc), DRIFT_NOISE * mcse)
     )
-    return Diagnostics(r_hat, ess_bulk, ess_tail, mcse, bool(converged))
 
 
 def _rhat(x: np.ndarray) -> float:

@@ -31,8 +31,8 @@ from grokslt.estimation.diagnostics import (
     MINIBATCH_COLUMNS,
     UNKNOWN,
     Diagnostics,
-    diagnose,
-    diagnose_observations,
+    diagnose_full_batch,
+    diagnose_minibatch,
     half_chain_slopes,
 )
 from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
@@ -216,14 +216,14 @@ def chain_statistics(
         observed_every=observed_every,
     )
     excess = nbeta * (trace[~diverged] - init_loss)
-    result.minibatch_diagnostics = diagnose(
+    result.minibatch_diagnostics = diagnose_minibatch(
         excess, init_loss_stderr, nbeta, result.llc_mean, result.llc_drift, int(diverged.sum())
     )
     result.diagnostics = UNKNOWN
     if observations:
         full_excess = nbeta * (observations["loss"][~diverged] - result.centre["loss"])
         distance_sq = observations["distance_sq"][~diverged]
-        honest = diagnose_observations(full_excess, distance_sq, int(diverged.sum()))
+        honest = diagnose_full_batch(full_excess, distance_sq, int(diverged.sum()))
         # llc_mean subtracts the estimated L_init: its error, shared by every chain, adds in quadrature
         result.diagnostics = dataclasses.replace(honest, mcse=math.hypot(honest.mcse, nbeta * init_loss_stderr))
     return result
@@ -414,25 +414,6 @@ class BiasReducedLLC:
     slope: float
     nbetas: list[float]
     estimates: list[float]
-
-
-def estimate_bias_reduced_llc(
-    loss_fn: LossFn,
-    params: Mapping[str, torch.Tensor],
-    n: int,
-    sampler: str | SamplerSettings,
-    batch_size: int,
-    seed: int,
-    nbetas: Sequence[float],
-    device: str | torch.device = "cpu",
-) -> BiasReducedLLC:
-    """Estimates at each nbeta (same chains' seed, the sampler's other settings), then the intercept."""
-    settings = sampler_settings(sampler)
-    estimates = [
-        estimate_llc(loss_fn, params, n, settings.replace(nbeta=float(nbeta)), batch_size, seed, device=device).llc_mean
-        for nbeta in nbetas
-    ]
-    return bias_reduced_llc(nbetas, estimates)
 
 
 def bias_reduced_llc(nbetas: Sequence[float], estimates: Sequence[float]) -> BiasReducedLLC:

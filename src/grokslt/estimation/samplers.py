@@ -41,7 +41,7 @@ import torch
 
 from grokslt.cpu_kernels import NormalStream
 from grokslt.errors import BadInput
-from grokslt.settings import check_fields, setting
+from grokslt.settings import setting
 from grokslt.training.data import parse_subset
 from grokslt.training.loss import epoch_centring_factor
 
@@ -308,9 +308,6 @@ class SamplerSettings:
                 raise BadInput(
                     f"{name} = {getattr(self, name)!r}: a setting of sampler {owner.name}, not of {self.sampler}"
                 )
-
-    def validate(self) -> None:
-        check_fields(self)
 
     def resolved_nbeta(self, batch_size: int) -> float:
         if self.nbeta is not None:

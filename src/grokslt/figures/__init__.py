@@ -18,7 +18,6 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-
 # what a figure may read: the command-line flag that passes it, and whether it takes several files
 READS = {
     "summary": ("--summary", False, "summary/runs.csv"),

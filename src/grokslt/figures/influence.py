@@ -19,8 +19,6 @@ import numpy as np
 import xarray as xr
 
 from grokslt.analysis.influence import bayesian_influence, binned_mean, dominant_frequency, pair_order
-from grokslt.figures import style
-from grokslt.io import atomic_path
 
 CMAP = plt.get_cmap("RdBu_r").with_extremes(bad="0.8")
 ROBUST_PERCENTILE = 99  # each panel's colour range is +- this percentile of |BIF|: a few bins would wash out the rest
@@ -111,15 +109,6 @@ def influence_figure(panels: list[tuple[str, Path]]):
         fig.text(0.5, 0.0, "phase ordering skipped: no trace file holds the weights W, V of w*", ha="center",
                  va="top", fontsize=6, color="0.35")  # fmt: skip
     return fig
-
-
-def draw_influence(panels: list[tuple[str, Path]], out: Path, dpi: int = 150) -> None:
-    """Draw the influence figure for (label, trace file) panels into the PNG `out`, written atomically."""
-    style.apply()
-    fig = influence_figure(panels)
-    with atomic_path(out) as tmp:
-        fig.savefig(tmp, format="png", dpi=dpi)
-    plt.close(fig)
 
 
 def influence(read, experiment):

@@ -25,6 +25,7 @@ import yaml
 
 from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
 from grokslt.analysis.hessian import HessianSettings
+from grokslt.estimation.checkpoint_llc import BACKENDS
 from grokslt.estimation.llc import PRESETS
 from grokslt.estimation.samplers import WEIGHT_GROUPS, SamplerSettings
 from grokslt.figures import FIGURES
@@ -34,7 +35,7 @@ from grokslt.training.train import TrainConfig
 RESULTS_PATTERN = "^[A-Za-z0-9_./+][A-Za-z0-9_./+ -]*$"
 EXPERIMENT_PATTERN = "^[A-Za-z][A-Za-z0-9_]*$"
 EARLY_STOP = ("early_stop", "early_stop_threshold", "early_stop_patience")
-BACKENDS = ["native", "devinterp"]
+
 DEFAULT_METHODS = {
     "sgld_paper_code": {"preset": "paper_code"},
     "sgld_long": {"preset": "paper_code", "num_draws": 5000},
@@ -87,7 +88,7 @@ def llc_properties(job_keys: bool) -> dict:
             "default": "paper_code",
             "description": "named sampler settings; calibrated: those the calibration chose",
         },  # fmt: skip
-        "backend": {"enum": BACKENDS, "default": "native", "description": "native | devinterp (the reference)"},
+        "backend": {"enum": list(BACKENDS), "default": "native", "description": "native | devinterp (the reference)"},
         "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains at step s: seed (seed, s)"},
         "every": {
             "type": "integer",
@@ -641,11 +642,6 @@ def paper_model_errors(config: dict, runs: dict, membership: dict) -> list[str]:
 
 def key_path(path) -> str:
     return ".".join(str(part) if not isinstance(part, int) else f"[{part}]" for part in path).replace(".[", "[")
-
-
-def describe(error: jsonschema.ValidationError) -> str:
-    """The lines of a schema error (`describe_lines`), joined."""
-    return "\n".join(describe_lines(error))
 
 
 def describe_lines(error: jsonschema.ValidationError) -> list[str]:

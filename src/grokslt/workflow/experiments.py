@@ -17,8 +17,7 @@ from grokslt.training.train import TrainConfig
 
 TRAIN_KEYS = [f.name for f in dataclasses.fields(TrainConfig) if not f.name.startswith("early_stop")]
 BASELINE = TrainConfig()
-# the settings a run id always names, and how each other setting shows once it is off the baseline
-ID_NAMED = ("p", "hidden", "optimizer", "lr", "weight_decay", "batch_size", "seed")
+# how each setting a run id does not always name shows once it is off the baseline
 ID_SUFFIXES = {
     "momentum": lambda c: f"mom{c.momentum:g}",
     "train_frac": lambda c: f"tf{c.train_frac:g}",
