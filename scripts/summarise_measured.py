@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from grokslt.analysis.claims import llc_series, smoothed_llc
+from grokslt.analysis.llc_series import llc_series, smoothed_llc
 from grokslt.figures.inputs import experiment_rows
 from grokslt.io import write_csv
 from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints

@@ -287,7 +287,7 @@ def run_summary(args: argparse.Namespace) -> None:
 
 @command("claims", "test each of the paper's claims, per sampler preset, into claims.csv")
 def run_claims(args: argparse.Namespace) -> None:
-    from grokslt.analysis.claims import write_claims
+    from grokslt.analysis.claims.table import write_claims
 
     rows = write_claims(args.summary, args.loss_data, args.certified, args.sensitivity, args.out, args.smoke_test,
                         args.waic, args.traced)  # fmt: skip

@@ -36,7 +36,7 @@ def authors_values(rows: pd.DataFrame, authors) -> pd.DataFrame:
 def certified_peaks(rows: pd.DataFrame, certified: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per run with certified estimates: the smoothed peak of its series (the peak claim's statistic) and whether
     every estimate of that series is trusted (local and converged)."""
-    from grokslt.analysis.claims import is_trusted, llc_series, smoothed_peak
+    from grokslt.analysis.llc_series import is_trusted, llc_series, smoothed_peak
 
     values = []
     for _, row in rows[rows["run"].isin(list(certified))].iterrows():

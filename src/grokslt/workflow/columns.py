@@ -182,7 +182,7 @@ DESCRIPTIONS = {
     "statistic": "what value measures",
     "value": "the statistic's value",
     "uncertainty": "the uncertainty of value: a standard error or the half-width of a 95% interval (blank where none applies)",
-    "verdict": "holds, fails or inconclusive, by the thresholds written beside the claim in grokslt/analysis/claims.py",
+    "verdict": "holds, fails or inconclusive, by the thresholds written beside the claim in grokslt/analysis/claims/",
     "n": "how many runs, groups or points the statistic is computed from",
 }  # fmt: skip
 
@@ -445,7 +445,8 @@ def observed_columns() -> dict[str, list[str]]:
     """{table path: its columns (collapsed)}, from the writers themselves on a tiny run."""
     import numpy as np
 
-    from grokslt.analysis import accuracy, claims, scorecard
+    from grokslt.analysis import accuracy, scorecard
+    from grokslt.analysis.claims.evidence import COLUMNS as CLAIM_COLUMNS
     from grokslt.analysis.hessian import write_hessian_table
     from grokslt.analysis.theory import write_checkpoint_theory, write_theory_tables
     from grokslt.analysis.waic import write_waic_table
@@ -513,7 +514,7 @@ def observed_columns() -> dict[str, list[str]]:
             "calibration/EXPERIMENT/calibration.csv": with_statistics(root / "calibration.csv"),
             "accuracy/accuracy.csv": list(accuracy.COLUMNS),
             "scorecard/scorecard.csv": list(scorecard.COLUMNS),
-            "claims/claims.csv": list(claims.COLUMNS),
+            "claims/claims.csv": list(CLAIM_COLUMNS),
         }
         found = {path: collapse(columns) for path, columns in headers.items()}
     missing = {table.path for table in TABLES} ^ set(found)

@@ -1,0 +1,30 @@
+"""A run's LLC series as the claims, the figures and the scripts read it: its estimates, which of them are
+trusted (local and honestly converged), and its smoothed peak."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+SMOOTH = 5  # estimates in the centred rolling mean whose maximum is a trajectory's peak
+
+
+def llc_series(table: pd.DataFrame) -> pd.DataFrame:
+    """step, llc, mcse, converged, local of an LLC table (a run's loss_data or certified.csv)."""
+    llc = table.rename(columns={"llc_mean": "llc"})
+    llc = llc[llc["llc"].notna()][["step", "llc", "mcse", "converged", "local"]].reset_index(drop=True)
+    return llc.astype({"converged": bool, "local": bool})
+
+
+def smoothed_llc(series: pd.DataFrame) -> pd.Series:
+    """The LLC's centred rolling mean over SMOOTH estimates: where a noisy trajectory's peak is read."""
+    return series["llc"].rolling(SMOOTH, center=True, min_periods=1).mean()
+
+
+def smoothed_peak(series: pd.DataFrame) -> tuple[float, bool]:
+    """The largest value of the smoothed LLC, and whether it sits at the first estimate (censored)."""
+    smooth = smoothed_llc(series).reset_index(drop=True)
+    return float(smooth.max()), int(smooth.idxmax()) == 0
+
+
+def is_trusted(table: pd.DataFrame) -> pd.Series:
+    return table["local"].astype(bool) & table["converged"].astype(bool)
