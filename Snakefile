@@ -14,13 +14,9 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/lock.smk"
-include: "workflow/rules/data.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/llc.smk"
-include: "workflow/rules/hessian.smk"
-include: "workflow/rules/tables.smk"
-include: "workflow/rules/refined.smk"
-include: "workflow/rules/theory.smk"
+include: "workflow/rules/training.smk"
+include: "workflow/rules/estimation.smk"
+include: "workflow/rules/analysis.smk"
 include: "workflow/rules/figures.smk"
 
 

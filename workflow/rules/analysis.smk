@@ -1,3 +1,79 @@
+# Analysis (grokslt.analysis): the Hessian and the theory's closed forms at each checkpoint, each run's tables,
+# the summary, WAIC, and the studies read across runs (claims, estimator accuracy, scorecard).
+rule hessian:
+    input:
+        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+    output:
+        f"{RESULTS}/runs/{{run}}/hessian/chunk{{i}}of{{n}}.csv",
+    log:
+        log_file("hessian", "{run}/chunk{i}of{n}"),
+    benchmark:
+        benchmark_file("hessian", "{run}/chunk{i}of{n}")
+    conda:
+        ENV
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        args=LAYOUT.hessian_args(),
+        run=lambda wildcards: run_dir(wildcards.run),
+    shell:
+        "grokslt hessian --run {params.run:q} {params.args:q} --chunk {wildcards.i}/{wildcards.n} "
+        "--threads {threads} --out {output:q} > {log:q} 2>&1"
+
+
+rule theory_tables:
+    output:
+        formulas=f"{RESULTS}/theory/formulas.csv",
+        ranks=f"{RESULTS}/theory/rank_checks.csv",
+        single=f"{RESULTS}/theory/single_output.csv",
+    log:
+        log_file("theory", "tables"),
+    benchmark:
+        benchmark_file("theory", "tables")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        sizes=",".join(sorted({f"{c.p}:{c.hidden}" for c in RUNS.values()})),
+        grid_p=",".join(map(str, config["theory"]["grid_p"])),
+        grid_K=",".join(map(str, config["theory"]["grid_K"])),
+        single_d=",".join(map(str, config["theory"]["single_d"])),
+        single_K=",".join(map(str, config["theory"]["single_K"])),
+        out=lambda wildcards, output: os.path.dirname(output.formulas),
+    shell:
+        "grokslt theory --out {params.out:q} --sizes {params.sizes} --grid-p {params.grid_p} --grid-K {params.grid_K} "
+        "--single-d {params.single_d} --single-K {params.single_K} --threads {threads} > {log:q} 2>&1"
+
+
+rule checkpoint_theory:
+    input:
+        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
+    output:
+        f"{RESULTS}/runs/{{run}}/theory.csv",
+    log:
+        log_file("theory", "{run}"),
+    benchmark:
+        benchmark_file("theory", "{run}")
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        run=lambda wildcards: run_dir(wildcards.run),
+        mass=config["theory"]["mass"],
+        atom_rank_max=config["theory"]["atom_rank_max"],
+    shell:
+        "grokslt theory --run {params.run:q} --mass {params.mass} --atom-rank-max {params.atom_rank_max} "
+        "--threads {threads} --out {output:q} > {log:q} 2>&1"
+
+
 rule run_tables:
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
@@ -50,30 +126,18 @@ rule summary:
         "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"
 
 
-rule certify:
+rule waic:
     input:
-        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
-        calibration=certify_calibration,
+        f"{RESULTS}/runs/{{run}}/traces",
     output:
-        f"{RESULTS}/runs/{{run}}/certified.csv",
+        f"{RESULTS}/runs/{{run}}/waic.csv",
     log:
-        log_file("certified", "{run}"),
-    benchmark:
-        benchmark_file("certified", "{run}")
+        log_file("waic", "{run}"),
     conda:
         ENV
-    threads: THREADS
-    resources:
-        mem_mb=4000,
-        runtime=480,
-        gpu=GPUS,
-    params:
-        run=lambda wildcards: run_dir(wildcards.run),
-        args=certify_args(),
-        device=DEVICE,
+    threads: 1
     shell:
-        "grokslt llc --run {params.run:q} {params.args:q} --device {params.device} --threads {threads} "
-        "--out {output:q} > {log:q} 2>&1"
+        "grokslt waic --traces {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule claims:
@@ -119,7 +183,7 @@ rule accuracy:
         runtime=240,
     params:
         runs=lambda wildcards: [run_dir(run) for run in MEMBERSHIP[config["estimator_accuracy"]["experiment"]]],
-        args=accuracy_args(),
+        args=LAYOUT.accuracy_args(),
     shell:
         "grokslt accuracy --runs {params.runs:q} {params.args:q} --threads {threads} --out {output:q} > {log:q} 2>&1"
 

@@ -1,3 +1,25 @@
+# Training (grokslt.training): each run's dataset, then the run itself.
+rule dataset:
+    output:
+        f"{RESULTS}/data/{{dataset}}.npz",
+    log:
+        log_file("dataset", "{dataset}"),
+    benchmark:
+        benchmark_file("dataset", "{dataset}")
+    group:
+        "datasets"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        args=dataset_args,
+    shell:
+        "grokslt dataset {params.args:q} --out {output:q} > {log:q} 2>&1"
+
+
 # Training is a checkpoint: how many checkpoints (hence LLC and Hessian jobs) a run has is known only
 # after early stopping. Only the log and run.json are declared outputs, so that Snakemake never deletes
 # the checkpoints or resume state of a killed job: restarted, it resumes from its last evaluation.

@@ -1,0 +1,180 @@
+"""The workflow's jobs as command lines: from the checked config to the `grokslt` flags each rule passes, and
+to the files each figure reads. Every setting becomes a flag, so that a changed setting reruns its job.
+
+`Layout` holds what the builders need beyond a config section (the results path, the experiments' runs);
+`workflow/rules/common.smk` makes one and its input functions call it. Nothing here needs Snakemake: the
+one thing known only once a run has trained, the LLC trace files of a run, is passed in as a function.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from grokslt.analysis.hessian import HessianSettings
+from grokslt.estimation.samplers import SamplerSettings
+from grokslt.figures import OPTIONAL, READS, Figure, experiment_settings
+from grokslt.settings import mapping_to_arguments
+from grokslt.workflow.experiments import LLC_CHOICE_KEYS
+
+
+def floats(values) -> str:
+    """A grid of numbers as one flag value: 1,2 -> '1.0,2.0'."""
+    return ",".join(map(repr, map(float, values)))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the workflow's files lie, for a checked config (`config.CheckedConfig`): `runs` {run: its
+    TrainConfig}, `membership` {experiment: its runs}, `run_llc` {run: its experiment's `llc:` block};
+    `reference` the authors' logs' checksum file."""
+
+    config: Mapping
+    runs: Mapping
+    membership: Mapping[str, list[str]]
+    run_llc: Mapping[str, Mapping]
+    reference: str
+
+    @classmethod
+    def of(cls, checked, reference: str) -> Layout:
+        return cls(checked.config, checked.runs, checked.membership, checked.run_llc, reference)
+
+    @property
+    def results(self) -> str:
+        return self.config["results"]
+
+    def run_dir(self, run: str) -> str:
+        return f"{self.results}/runs/{run}"
+
+    def experiment_runs(self, names) -> list[str]:
+        return list(dict.fromkeys(run for name in names for run in self.membership[name]))
+
+    def calibration_file(self, suffix: str) -> str:
+        return f"{self.results}/calibration/{self.config['calibration']['experiment']}/calibration.{suffix}"
+
+    def study_runs(self, section: str) -> list[str]:
+        """The runs of the experiments a section lists (`certified`, `refined`), those the config trains."""
+        runs = self.experiment_runs(self.config[section]["experiments"])
+        return [run for run in runs if run in self.runs]
+
+    # -- command-line flags ------------------------------------------------------------------------------
+    def llc_args(self, run: str) -> list[str]:
+        """The sampler flags of a run's experiment (its `llc:` over the global one)."""
+        block = self.run_llc[run]
+        overrides = {key: value for key, value in block.items() if key not in LLC_CHOICE_KEYS}
+        job = ["--preset", block["preset"], "--backend", block["backend"], "--seed", str(block["seed"])]
+        job += ["--every", str(block["every"])] if block["every"] > 1 else []
+        if block["preset"] == "calibrated":
+            job += ["--calibration", self.calibration_file("json")]
+        return [*job, *mapping_to_arguments(SamplerSettings, overrides)]
+
+    def calibration_input(self, run: str) -> list[str]:
+        """The calibration an LLC job reads (for `preset: calibrated`): a new grid reruns it, not training."""
+        return [self.calibration_file("json")] if self.run_llc[run]["preset"] == "calibrated" else []
+
+    def calibration_args(self) -> list[str]:
+        section = self.config["calibration"]
+        words = ["--step", str(section["step"]), "--preset", section["preset"], "--seed", str(section["seed"])]
+        words += ["--step-sizes", floats(section["step_sizes"]), "--nbetas", floats(section["nbetas"])]
+        words += ["--localizations", floats(section["localizations"])]
+        keys = ("sampler", "num_chains", "num_burnin", "num_draws")
+        overrides = {key: section[key] for key in keys if key in section}
+        # Only an LLC trajectory at `preset: calibrated` needs a choice; the certified estimates are empty without one.
+        needed = any(block["preset"] == "calibrated" for block in self.run_llc.values())
+        return [*words, *mapping_to_arguments(SamplerSettings, overrides), *([] if needed else ["--report-only"])]
+
+    def hessian_args(self) -> list[str]:
+        hessian = self.config["hessian"]
+        overrides = {key: value for key, value in hessian.items() if key not in ("preset", "seed", "chunk_size")}
+        job = ["--preset", hessian["preset"], "--seed", str(hessian["seed"])]
+        return [*job, *mapping_to_arguments(HessianSettings, overrides)]
+
+    def refined_kinds(self) -> dict[str, list[str]]:
+        """{file name: grokslt llc flags} of the refined estimates: all weights on the training loss, each weight
+        group alone, all weights on each data subset."""
+        section = self.config["refined"]
+        kinds = {"all": []}
+        kinds |= {f"weights_{g.replace(':', '-')}": ["--weights", g] for g in section["weights"]}
+        kinds |= {f"data_{d.replace(':', '-')}": ["--data", d] for d in section["data"] if d != "train"}
+        return kinds
+
+    def refined_args(self, kind: str) -> list[str]:
+        """`grokslt llc` flags of one refined table; `traced`: all weights at the decisive checkpoints."""
+        section = self.config["refined"]
+        words = ["--preset", section["preset"], "--seed", str(section["seed"])]
+        words += ["--num-draws", str(section["num_draws"])] if "num_draws" in section else []
+        if kind == "traced":
+            return [*words, "--steps", "transitions"]
+        return [*words, "--every", str(section["every"]), *self.refined_kinds()[kind]]
+
+    def accuracy_args(self) -> list[str]:
+        section = self.config["estimator_accuracy"]
+        reference = section["reference"]
+        words = ["--nbetas", floats(section["nbetas"]), "--localization", repr(section["localization"])]
+        words += ["--methods", json.dumps(section["methods"], sort_keys=True), "--repeats", str(section["repeats"])]
+        words += ["--reference-chains", str(reference["chains"]), "--reference-burnin", str(reference["burnin"])]
+        return [*words, "--reference-draws", str(reference["draws"])]
+
+    def certify_args(self) -> list[str]:
+        """The certified estimates at a subset of checkpoints: the calibration's choice (empty when it chose
+        nothing) or a named preset."""
+        section = self.config["certified"]
+        words = ["--preset", section["preset"], "--seed", str(section["seed"]), "--every", str(section["every"])]
+        if section["preset"] == "calibrated":
+            words += ["--calibration", self.calibration_file("json"), "--if-chosen"]
+        words += ["--num-draws", str(section["num_draws"])] if "num_draws" in section else []
+        return [*words, *(["--retry-draws", str(section["retry_draws"])] if "retry_draws" in section else [])]
+
+    # -- figures -----------------------------------------------------------------------------------------
+    def figure_tables(self, name: str, figure: Figure, settings: Mapping, kind: str,
+                      traces: Callable[[str], list[str]]) -> list[str]:  # fmt: skip
+        """The files of one kind that the figure drawn as `name` reads; `traces(run)`: a run's LLC trace files."""
+        results, run_dir = self.results, self.run_dir
+        experiments = experiment_settings(settings)
+        first_run = lambda: self.experiment_runs([settings["experiment"]])[0]  # noqa: E731
+        if kind == "loss_data" and not figure.one_run:
+            return [f"{run_dir(run)}/loss_data.csv" for run in self.experiment_runs(experiments)]
+        if kind == "certified":
+            certified = set(self.study_runs("certified"))
+            return [f"{run_dir(run)}/certified.csv" for run in self.experiment_runs(experiments) if run in certified]
+        if kind == "reference":
+            return [] if self.config["reference"] == "none" else [self.reference]
+        if kind == "traces":
+            return traces(first_run())
+        fixed = {
+            "summary": f"{results}/summary/{name}.csv",
+            "rank_checks": f"{results}/theory/rank_checks.csv",
+            "sensitivity": f"{results}/sensitivity/sensitivity.csv",
+            "accuracy": f"{results}/accuracy/accuracy.csv",
+            "scorecard": f"{results}/scorecard/scorecard.csv",
+        }
+        if kind in fixed:
+            return [fixed[kind]]
+        if kind == "calibration":
+            return [self.calibration_file("csv")]
+        of_first_run = {"loss_data": "loss_data.csv", "params": "params.csv", "refined": "refined.csv",
+                        "waic": "waic.csv", "pair_traces": "traces"}  # fmt: skip
+        if kind in of_first_run:
+            return [f"{run_dir(first_run())}/{of_first_run[kind]}"]
+        raise ValueError(f"figure input {kind!r}: unknown")
+
+
+def figure_args(figure: Figure, settings: Mapping, files: Mapping[str, list[str]]) -> list[str]:
+    """`grokslt figure` arguments: the figure, its tables by kind (`files`), and its settings."""
+    words = [figure.name]
+    for kind in figure.reads:  # (before a run's training ends, Snakemake may ask with the inputs unknown)
+        found = files.get(kind, [])
+        if found or kind not in OPTIONAL:
+            words += [READS[kind][0], *found]
+    for key, value in settings.items():
+        if value is not None:
+            flag = f"--{key.replace('_', '-')}"
+            words += [flag, *(map(str, value) if isinstance(value, list) else [str(value)])]
+    return words
+
+
+def figure_prefix(output: str) -> str:
+    """The figure's output path without suffix: the CLI writes PREFIX.pdf and PREFIX.png."""
+    return os.path.splitext(output)[0]
