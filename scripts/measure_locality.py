@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from grokslt import runtime
-from grokslt.estimation.checkpoint_llc import write_llc_table
+from grokslt.estimation.checkpoint_llc import Checkpoints, Sampling, write_llc_table
 from grokslt.training.metrics import transition_steps
 
 SETTINGS = {
@@ -121,9 +121,9 @@ def main() -> None:
                 preset = spec.pop("preset", "paper_code")
                 began = time.perf_counter()
                 scratch = args.out.with_suffix(f".{name}.tmp.csv")
-                rows = write_llc_table(args.run, scratch, preset=preset, overrides={**spec, "num_chains": args.chains},
-                                       steps=args.steps or ",".join(map(str, sorted(set(steps.values())))),
-                                       seed=seed)  # fmt: skip
+                sampling = Sampling(preset, {**spec, "num_chains": args.chains}, seed=seed)
+                chosen = Checkpoints(args.steps or ",".join(map(str, sorted(set(steps.values())))))
+                rows = write_llc_table(args.run, scratch, sampling, chosen)
                 scratch.unlink()
                 seconds = (time.perf_counter() - began) / len(rows)
                 for row in rows:
