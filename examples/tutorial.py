@@ -89,7 +89,7 @@ trace = ax_llc.twinx()
 trace.plot(loss["step"], loss["trace_hutchinson"], color="C3", linewidth=1)
 trace.set_ylabel("Hessian trace (Hutchinson)", color="C3")
 ax_llc.set(title=f"LLC ({params['llc_preset']})", ylabel="LLC")
-ax_llc.legend(fontsize=7, loc="lower right")
+ax_llc.legend(fontsize=7, loc="best")
 ax_rhat.plot(estimated["step"], estimated["r_hat"], "o-", markersize=3, label="honest (full batch)")
 ax_rhat.plot(estimated["step"], estimated["r_hat_minibatch"], "s--", markersize=3, label="minibatch")
 ax_rhat.axhline(1.01, color="grey", linewidth=0.8)
@@ -140,8 +140,11 @@ print("mean loss excess per answer:", pairs.groupby("answer")["excess"].mean().r
 #
 # `grokslt llc` is a thin layer over `grokslt.estimation.llc.estimate_llc`: load the run, its parameters at a
 # checkpoint, the training set's loss, and sample. Here the sampler is the `local` preset (nbeta = gamma = 1e4)
-# with fewer draws. At that preset the estimand is, to a few percent, half the Hessian trace, not the learning
-# coefficient (`docs/diagnostics.md`, "What the local preset estimates"): compare the two below.
+# with fewer chains and draws, so its diagnostics may say it has not converged. At that preset each direction of
+# curvature h contributes nbeta h / (nbeta h + gamma) / 2 to the estimand: on the paper's networks every direction
+# is flat next to gamma / nbeta = 1 and the estimand is half the Hessian trace to within 3%, not the learning
+# coefficient (`docs/diagnostics.md`, "What the local preset estimates"); on a small network with sharper
+# directions it sits below half the trace. Compare the two below.
 
 # %%
 from grokslt.estimation.functional_loss import NetworkLoss  # noqa: E402
