@@ -6,6 +6,7 @@ from pathlib import Path
 
 import jupytext
 import matplotlib
+import matplotlib.pyplot as plt
 import pytest
 from workflow_support import REPO, TINY_RESULTS
 
@@ -26,9 +27,12 @@ def test_the_tutorial_runs_on_the_tiny_workflows_results(finished_tiny, tmp_path
     monkeypatch.setenv("GROKSLT_TUTORIAL_FIGURES", str(tmp_path))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     namespace: dict = {"__name__": "__main__"}
-    for index, cell in enumerate(jupytext.read(TUTORIAL).cells):
-        if cell.cell_type == "code":
-            exec(compile(cell.source, f"{TUTORIAL.name}, cell {index}", "exec"), namespace)
+    try:
+        for index, cell in enumerate(jupytext.read(TUTORIAL).cells):
+            if cell.cell_type == "code":
+                exec(compile(cell.source, f"{TUTORIAL.name}, cell {index}", "exec"), namespace)
+    finally:
+        plt.close("all")
     # the cells' products: Figure 2 with its diagnostics drawn, the traces opened, an LLC estimated
     assert sorted(path.name for path in Path(tmp_path).iterdir()) == ["fig2_diagnostics.png"]
     assert namespace["tree"]["log_likelihood"]["train"].sizes["chain"] >= 2
