@@ -64,8 +64,8 @@ def finished(tmp_path):
     estimates = [{"step": s, "llc": 50.0, "local": False, "converged": s == 100} for s in (100, 200, 300)]
     write(results / "runs" / "grokked" / "loss_data.csv", estimates)
     write(results / "runs" / "memorised" / "loss_data.csv", [e | {"llc": None} for e in estimates[:1]] + estimates)
-    certified = [{"step": 100, "llc": 3.0, "local": True, "converged": True, "preset": "local"},
-                 {"step": 300, "llc": 2.0, "local": True, "converged": False, "preset": "local"}]  # fmt: skip
+    certified = [{"step": 100, "llc_mean": 3.0, "local": True, "converged": True, "preset": "local"},
+                 {"step": 300, "llc_mean": 2.0, "local": True, "converged": False, "preset": "local"}]  # fmt: skip
     write(results / "runs" / "grokked" / "certified.csv", certified)
     for name in ("fig2", "fig1a"):
         (results / "figures").mkdir(exist_ok=True)

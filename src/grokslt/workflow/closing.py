@@ -66,7 +66,7 @@ def estimate_lines(results: Path, summary: pd.DataFrame | None) -> list[str]:
         preset = run_preset(summary, path.parent.name)
         series.setdefault(preset, []).append(pd.read_csv(path))
     for path in sorted((results / "runs").glob("*/certified.csv")):
-        table = pd.read_csv(path)
+        table = pd.read_csv(path).rename(columns={"llc_mean": "llc"})  # an LLC table's column
         if not table.empty:
             series.setdefault(f"certified ({', '.join(sorted(set(table['preset'].astype(str))))})", []).append(table)
     lines = [estimate_line(name, tables) for name, tables in series.items()]
@@ -84,7 +84,8 @@ def run_preset(summary: pd.DataFrame | None, run: str) -> str:
 
 
 def estimate_line(name: str, tables: list[pd.DataFrame]) -> str | None:
-    rows = pd.concat([table[table["llc"].notna()] for table in tables if "llc" in table], ignore_index=True)
+    estimated = [table[table["llc"].notna()] for table in tables if "llc" in table]
+    rows = pd.concat(estimated, ignore_index=True) if estimated else pd.DataFrame()
     if rows.empty:
         return None
     local, converged = flags(rows, "local"), flags(rows, "converged")
