@@ -83,7 +83,10 @@ def tables(tmp_path_factory):
                 "final_llc": table.llc.iloc[-1],
                 "final_converged": True,
                 "final_local": p != 11,  # Figure 1a marks the p = 11 runs not local
+                "final_mcse": 0.5,
                 "peak_llc": table.llc.max(),
+                "peak_converged": True,
+                "peak_local": True,
                 "final_keff_llc": k * (3 * p - 1) / 3,
                 "generic_llc": k * (3 * p - 1) / 2,
                 "lazy_lower": p * (2 * p - 1) / 2,
@@ -102,6 +105,8 @@ def tables(tmp_path_factory):
             "localization": np.tile([1.0, 10.0, 100.0], 2),
             "llc_mean": [50, 30, 10, 90, 50, 12],
             "llc_std": 2.0,
+            "converged": True,
+            "local": [True, True, False, True, False, False],
         }
     ).to_csv(root / "sensitivity.csv", index=False)
     pd.DataFrame(

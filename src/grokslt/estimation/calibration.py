@@ -60,7 +60,10 @@ def own_failures(row: dict) -> list[str]:
         reasons.append(f"{row['n_diverged']} chains diverged")
     if not row["converged"]:
         reasons.append(f"not converged (R-hat {row['r_hat']:.3f}, ESS {row['ess_bulk']:.0f}/{row['ess_tail']:.0f})")
-    if not row.get("local", True):
+    if row.get("descends", False):
+        reasons.append(f"not local: the chains descend below L_n(w*) (loss excess {row['loss_excess_fraction']:.3g} "
+                       "of the zero function's)")  # fmt: skip
+    elif not row.get("local", True):
         reasons.append(f"not local (loss excess {row['loss_excess_fraction']:.3g} of the zero function's)")
     return reasons
 

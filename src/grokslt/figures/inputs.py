@@ -97,3 +97,11 @@ def loss_table(tables: dict[str, pd.DataFrame], run: str, columns: Iterable[str]
         raise ValueError(f"loss tables: run {run!r} is missing (have {sorted(tables)[:5]}...)")
     require_columns(tables[run], columns, f"runs/{run}/loss_data.csv")
     return tables[run]
+
+
+def grokked(rows: pd.DataFrame) -> pd.Series:
+    """Whether each summary row's run reached validation accuracy 95% (`grok_step_95`): a final LLC of a run
+    that never generalised is not the paper's final LLC."""
+    if "grok_step_95" not in rows:
+        raise ValueError("summary/runs.csv: missing columns ['grok_step_95']")
+    return rows["grok_step_95"].notna()

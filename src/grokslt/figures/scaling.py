@@ -20,31 +20,63 @@ def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
 
 def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlabel: str, line_label: str, authors=(),
                  title: str = ""):  # fmt: skip
+    """Each line's runs that reached val 95% are averaged per x and fitted, marked as `style.mark_estimates` does,
+    with +-MCSE bars where converged (a non-converged chain's MCSE is no honest error bar); the final LLCs of runs
+    that never grokked are drawn apart (grey squares) and left out of the fits."""
     rows = inputs.experiment_rows(summary, experiment, "summary/runs.csv")
-    inputs.require_columns(rows, [x, line, "final_llc", "final_converged", "final_local"], "summary/runs.csv")
-    fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.6))
-    for colour, (value, group) in zip(style.PALETTE, sorted(rows.groupby(line)), strict=False):
-        group = group.assign(converged=group["final_converged"].astype(bool), local=group["final_local"].astype(bool))
-        group = group.groupby(x, as_index=False).agg(final_llc=("final_llc", "mean"), converged=("converged", "all"),
-                                                     local=("local", "all")).sort_values(x)  # fmt: skip
-        style.mark_estimates(ax, group.rename(columns={x: "step", "final_llc": "llc"}), colour, False, 3.5)
+    needed = [x, line, "final_llc", "final_mcse", "final_converged", "final_local", "grok_step_95"]
+    inputs.require_columns(rows, needed, "summary/runs.csv")
+    fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.8))
+    grokked = inputs.grokked(rows)
+    for colour, (value, group) in zip(style.PALETTE, sorted(rows[grokked].groupby(line)), strict=False):
+        group = final_estimates(group, x)
+        style.mark_estimates(ax, group, colour, False, 3.5, x=x)
+        bars = group[group["converged"] & group["local"]]
+        ax.errorbar(bars[x], bars["llc"], yerr=bars["mcse"], fmt="none", color=colour, linewidth=0.7, capsize=1.5)
         label = f"{line_label} = {value}"
-        if len(group) >= 2:
-            slope, intercept, r2 = linear_fit(group[x].to_numpy(float), group["final_llc"].to_numpy(float))
-            grid = np.linspace(group[x].min(), group[x].max(), 50)
+        fitted = group[~style.descending(group)]
+        if len(fitted) >= 2:
+            slope, intercept, r2 = linear_fit(fitted[x].to_numpy(float), fitted["llc"].to_numpy(float))
+            grid = np.linspace(fitted[x].min(), fitted[x].max(), 50)
             ax.plot(grid, slope * grid + intercept, "-", color=colour, linewidth=1)
             label += f" (R$^2$ = {r2:.3f})"
-        ax.plot([], [], "o-", color=colour, markersize=3.5, linewidth=1, label=label)
-    overlay_authors(ax, rows, x, authors)
-    not_local = int((~rows["final_local"].astype(bool)).sum())
-    if not_local:
-        title += (f"\nx: {not_local} of {len(rows)} final LLCs not local (chains far from $w^*$); hollow: not "
-                  "converged")  # fmt: skip
-    ax.set_title(title, fontsize=6)
+        ax.plot([], [], "-", color=colour, linewidth=1, label=label)
+    never = rows[~grokked]
+    ax.plot(never[x], never["final_llc"].where(~final_descends(never)), "s", mfc="none", color="0.5",
+            markersize=3.5, markeredgewidth=0.6, label="never reached val 95% (not fitted)" if len(never) else None)  # fmt: skip
+    overlay_authors(ax, rows[grokked], x, authors)
+    style.legend_marks(ax, final_estimates(rows[grokked], x))
+    ax.set_title(title + counts_note(rows, grokked), fontsize=6)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"final LLC $\hat\lambda$" + style.preset_note(rows))
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=5)
     return fig
+
+
+def final_estimates(rows: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The final estimates averaged per x, in mark_estimates' columns: converged, local, descends only where all
+    averaged runs are; the MCSE of the mean."""
+    rows = rows.assign(converged=rows["final_converged"].astype(bool), local=rows["final_local"].astype(bool),
+                       descends=final_descends(rows))  # fmt: skip
+    return rows.groupby(x, as_index=False).agg(
+        llc=("final_llc", "mean"), mcse=("final_mcse", lambda m: float(np.sqrt((m**2).sum())) / len(m)),
+        converged=("converged", "all"), local=("local", "all"), descends=("descends", "any"),
+    ).sort_values(x)  # fmt: skip
+
+
+def final_descends(rows: pd.DataFrame) -> pd.Series:
+    """Whether each run's final estimate descended below L_n(w*) (summaries before the column: none did)."""
+    return style.descending(rows.rename(columns={"final_descends": "descends"}))
+
+
+def counts_note(rows: pd.DataFrame, grokked: pd.Series) -> str:
+    """How many final LLCs are fitted, and how many of them are not local (chains far from w*)."""
+    fitted = rows[grokked]
+    note = f"\nfitted: the {len(fitted)} of {len(rows)} runs that reached val 95%; bars: $\\pm$MCSE where converged"
+    not_local = int((~fitted["final_local"].astype(bool)).sum())
+    if not_local:
+        note += f"; {not_local} of their final LLCs not local"
+    return note
 
 
 def overlay_authors(ax, rows: pd.DataFrame, x: str, authors) -> None:
@@ -59,7 +91,7 @@ def overlay_authors(ax, rows: pd.DataFrame, x: str, authors) -> None:
             points.append((row[x], match.log["llc"].iloc[-1]))
     if points:
         xs, ys = zip(*points, strict=True)
-        ax.plot(xs, ys, "o", mfc="none", color="0.45", markersize=4, label="authors' log")
+        ax.plot(xs, ys, "D", mfc="none", color="0.45", markersize=4, label="authors' log")
 
 
 def fig1a(read, experiment: str):

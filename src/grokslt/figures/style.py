@@ -53,21 +53,69 @@ def note_diverged(fig, summary: pd.DataFrame, experiments: Iterable[str]) -> Non
         fig.text(0.0, 0.0, f"training diverged, not shown: {', '.join(runs)}", fontsize=5, color="0.35", va="top")
 
 
-def mark_estimates(ax, table: pd.DataFrame, colour, labelled: bool = True, size: float = 2.5) -> None:
-    """LLC markers per checkpoint: filled where the estimate is local and passed the convergence
-    diagnostics, hollow where it is local but did not converge, a cross where its chains were not local
-    (they sampled networks far worse than w*: grokslt.estimation.locality), whatever its diagnostics."""
-    converged = table["converged"].astype(bool)
-    local = table["local"].astype(bool)
-    kinds = [
-        (local & converged, {"marker": "o"}, "local, converged"),
-        (local & ~converged, {"marker": "o", "mfc": "none", "markeredgewidth": 0.6}, "local, not converged"),
-        (~local, {"marker": "x", "markeredgewidth": 0.6}, "not local"),
-    ]
-    for chosen, look, label in kinds:
+def mark_estimates(ax, table: pd.DataFrame, colour, labelled: bool = True, size: float = 2.5, x: str = "step",
+                   y: str = "llc") -> None:  # fmt: skip
+    """LLC markers: filled where the estimate is local and passed the convergence diagnostics, hollow where it
+    is local but did not converge, a cross where its chains were not local (they sampled networks far worse
+    than w*: grokslt.estimation.locality), whatever its diagnostics; and, where the chains descended below
+    L_n(w*) (w* no minimum), a down-pointing triangle at the axes' bottom edge, off the data's scale: its
+    value, negative, estimates no basin and must not stretch the axis."""
+    for kind, chosen in estimate_kinds(table).items():
+        if not chosen.any():
+            continue
+        label = MARK_LABELS[kind] if labelled else None
+        if kind == "descends":  # x in data, y in axes fraction: the autoscaled y-range never sees them
+            ax.plot(table[x][chosen], [0.0] * int(chosen.sum()), linestyle="none", color=colour, markersize=size + 1,
+                    clip_on=False, transform=ax.get_xaxis_transform(), label=label, **MARKS[kind])  # fmt: skip
+        else:
+            ax.plot(table[x][chosen], table[y][chosen], linestyle="none", color=colour, markersize=size, label=label,
+                    **MARKS[kind])  # fmt: skip
+
+
+MARKS = {
+    "converged": {"marker": "o"},
+    "not converged": {"marker": "o", "mfc": "none", "markeredgewidth": 0.6},
+    "not local": {"marker": "x", "markeredgewidth": 0.6},
+    "descends": {"marker": "v"},
+}
+MARK_LABELS = {
+    "converged": "local, converged",
+    "not converged": "local, not converged",
+    "not local": "not local",
+    "descends": r"chains descend below $L_n(w^*)$ (value off axis)",
+}
+
+
+def estimate_kinds(table: pd.DataFrame) -> dict[str, pd.Series]:
+    """Which of a table's estimates are drawn as each kind of mark (`converged`, `local`, `descends` columns)."""
+    converged, local, descends = table["converged"].astype(bool), table["local"].astype(bool), descending(table)
+    return {
+        "converged": local & converged,
+        "not converged": local & ~converged,
+        "not local": ~local & ~descends,
+        "descends": descends,
+    }
+
+
+def legend_marks(ax, table: pd.DataFrame, prefix: str = "", size: float = 3.5) -> None:
+    """Grey legend entries for the kinds of mark the table's estimates get (where lines carry the colours)."""
+    for kind, chosen in estimate_kinds(table).items():
         if chosen.any():
-            ax.plot(table["step"][chosen], table["llc"][chosen], linestyle="none", color=colour, markersize=size,
-                    label=label if labelled else None, **look)  # fmt: skip
+            ax.plot([], [], linestyle="none", color="0.3", markersize=size, label=prefix + MARK_LABELS[kind],
+                    **MARKS[kind])  # fmt: skip
+
+
+def descending(table: pd.DataFrame) -> pd.Series:
+    """Whether each estimate's chains descended below L_n(w*) (`descends`; tables written before the column
+    existed have none)."""
+    if "descends" not in table:
+        return pd.Series(False, index=table.index)
+    return table["descends"].fillna(False).astype(bool)
+
+
+def on_scale(table: pd.DataFrame, column: str = "llc") -> pd.Series:
+    """The column with the descending estimates blanked: what a line or band through the LLCs may draw."""
+    return table[column].where(~descending(table))
 
 
 def preset_note(rows: pd.DataFrame) -> str:

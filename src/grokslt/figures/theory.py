@@ -20,21 +20,45 @@ CURVES = [
 
 
 def normalised_panel(ax, rows: pd.DataFrame, x: str, fixed: str, xlabel: str, title: str) -> None:
+    """The curves of the runs at the commonest value of `fixed`, each over its value at the smallest size. The
+    measured final LLCs are those of the runs that reached val 95%, marked as `style.mark_estimates` marks them
+    (an x where any averaged run's final estimate is not local, hollow where one did not converge)."""
     value = rows[fixed].mode().iloc[0]
     subset = rows[rows[fixed] == value]
-    means = subset.groupby(x)[[c for c, _, _ in CURVES]].mean().sort_index()
+    means = subset.groupby(x)[[c for c, _, _ in CURVES[1:]]].mean().sort_index()
+    measured = measured_finals(subset, x)
     for colour, (column, label, fmt) in zip(style.PALETTE, CURVES, strict=False):
+        if column == "final_llc":
+            shown = measured[~style.descending(measured)]
+            if len(shown) and shown["llc"].iloc[0] > 0:
+                shown = shown.assign(llc=shown["llc"] / shown["llc"].iloc[0])
+                ax.plot(shown[x], shown["llc"], "-", color=colour, linewidth=1, label=label)
+                style.mark_estimates(ax, shown, colour, labelled=False, size=3, x=x)
+            continue
         curve = means[column].dropna()
         if len(curve) and curve.iloc[0] > 0:
             ax.plot(curve.index, curve / curve.iloc[0], fmt, color=colour, markersize=3, linewidth=1, label=label)
     ax.set_xlabel(xlabel)
-    ax.set_title(f"{title}, at {'K' if fixed == 'hidden' else fixed} = {value}", fontsize=7)
+    never = int((~inputs.grokked(subset)).sum())
+    left_out = f"\n{never} of {len(subset)} runs never reached val 95%: not measured" if never else ""
+    ax.set_title(f"{title}, at {'K' if fixed == 'hidden' else fixed} = {value}{left_out}", fontsize=7)
     ax.set_ylabel("relative to smallest size")
+
+
+def measured_finals(rows: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The final LLCs of the runs that grokked, averaged per x, with the marks of `style.mark_estimates`."""
+    grokked = rows[inputs.grokked(rows)]
+    grokked = grokked.assign(converged=grokked["final_converged"].astype(bool),
+                             local=grokked["final_local"].astype(bool),
+                             descends=style.descending(grokked.rename(columns={"final_descends": "descends"})))  # fmt: skip
+    return grokked.groupby(x, as_index=False).agg(llc=("final_llc", "mean"), converged=("converged", "all"),
+                                                  local=("local", "all"), descends=("descends", "any"))  # fmt: skip
 
 
 def theory_vs_measurement(read, experiments: list[str]):
     summary, rank_checks = read.summary, read.csv("rank_checks")
-    needed = ["p", "hidden", "final_llc", "final_keff_llc", "generic_llc", "lazy_lower", "lazy_upper"]
+    needed = ["p", "hidden", "final_llc", "final_converged", "final_local", "grok_step_95", "final_keff_llc",
+              "generic_llc", "lazy_lower", "lazy_upper"]  # fmt: skip
     by_p = inputs.experiment_rows(summary, experiments[0], "summary/runs.csv")
     by_K = inputs.experiment_rows(summary, experiments[-1], "summary/runs.csv")
     inputs.require_columns(by_p, needed, "summary/runs.csv")
@@ -45,6 +69,9 @@ def theory_vs_measurement(read, experiments: list[str]):
     normalised_panel(p_ax, by_p, "p", "hidden", "modulus $p$", "LLCs against p")
     normalised_panel(K_ax, by_K, "hidden", "p", "hidden width $K$", "LLCs against K")
     p_ax.legend(fontsize=5)
+    style.legend_marks(K_ax, measured_finals(pd.concat([by_p, by_K]), "p"), "measured: ", size=3)
+    if K_ax.get_legend_handles_labels()[0]:
+        K_ax.legend(fontsize=5)
     limit = float(np.nanmax(rank_checks[["generic_llc", "parameter_map_llc", "data_llc"]].to_numpy())) * 1.05
     rank_ax.plot([0, limit], [0, limit], color="0.6", linewidth=0.8)
     rank_ax.plot(

@@ -33,6 +33,7 @@ def seed_band(tables: dict[str, pd.DataFrame], runs: list[str], steps: np.ndarra
     curves = []
     for run in runs:
         table = inputs.estimated(inputs.loss_table(tables, run, ["step", "llc"]))
+        table = table.assign(llc=style.on_scale(table)).dropna(subset=["llc"])  # descending chains: no basin's LLC
         curve = np.interp(steps, table["step"], table["llc"], right=np.nan)
         curves.append(curve)
     stacked = np.vstack(curves)
@@ -113,17 +114,19 @@ def fig2(read, experiment: str, band_experiment: str | None):
     acc_ax.set_ylabel("accuracy")
     acc_ax.set_ylim(-0.03, 1.03)
     if band_experiment:
-        band_runs = list(inputs.experiment_rows(summary, band_experiment, "summary/runs.csv")["run"])
-        low, high = seed_band(tables, band_runs, table["step"].to_numpy())
-        band = f"LLC over the {band_experiment} runs: 10-90%"
-        llc_ax.fill_between(table["step"], low, high, color="0.85", label=band)
+        band_rows = inputs.experiment_rows(summary, band_experiment, "summary/runs.csv")
+        grokked = band_rows[inputs.grokked(band_rows)]
+        if len(grokked):
+            low, high = seed_band(tables, list(grokked["run"]), table["step"].to_numpy())
+            llc_ax.fill_between(table["step"], low, high, color="0.85", label=band_label(band_experiment, band_rows))
     rows = inputs.estimated(table)
+    shown = style.on_scale(rows)
     spread = "llc_std" in rows and rows["llc_std"].notna().any()  # one chain per estimate has none
     if spread:
-        low, high = rows["llc"] - rows["llc_std"], rows["llc"] + rows["llc_std"]
+        low, high = shown - rows["llc_std"], shown + rows["llc_std"]
         llc_ax.fill_between(rows["step"], low, high, color=style.LLC, alpha=0.3, linewidth=0)
     label = r"LLC $\pm$ chain sd" if spread else "LLC (one chain: no spread)"
-    llc_ax.plot(rows["step"], rows["llc"], color=style.LLC, label=label)
+    llc_ax.plot(rows["step"], shown, color=style.LLC, label=label)
     style.mark_estimates(llc_ax, rows, style.LLC)
     llc_ax.set_ylabel(r"LLC $\hat\lambda$" + style.preset_note(summary[summary["run"] == run["run"]]))
     axes[-1].set_xlabel("training step")
@@ -167,6 +170,15 @@ def trusted_panel(ax, table: pd.DataFrame) -> None:
     ax.set_ylabel(f"LLC, {first['preset']} preset\n({settings})")
 
 
+def band_label(experiment: str, rows: pd.DataFrame) -> str:
+    """The seed band's legend entry: which runs it spans, and how many never grokked and are left out."""
+    never = int((~inputs.grokked(rows)).sum())
+    label = f"LLC over the {experiment} runs: 10-90%"
+    if never:
+        label += f"\n({never} of {len(rows)} never reached val 95%: left out)"
+    return label
+
+
 def overlay_authors(authors, run, acc_ax, llc_ax, width: float = 0.6) -> bool:
     """The authors' log of the same settings, thin and grey: accuracies always, the LLC where their
     sampler settings were ours. Whether there was one."""
@@ -206,7 +218,7 @@ def small_multiples(read, experiment: str):
                 continue
         table = inputs.loss_table(tables, row["run"], COLUMNS)
         estimates = inputs.estimated(table)
-        ax.plot(estimates["step"], estimates["llc"], color=style.LLC, linewidth=0.8)
+        ax.plot(estimates["step"], style.on_scale(estimates), color=style.LLC, linewidth=0.8)
         style.mark_estimates(ax, estimates, style.LLC, labelled=False, size=1.5)
         ax.set_ylabel("LLC", fontsize=6)
         acc = ax.twinx()
