@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import torch
 from test_honest_diagnostics import ShiftedQuadratic
 
 from grokslt.estimation.llc import estimate_llc

@@ -42,8 +42,9 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
             label += f" (R$^2$ = {r2:.3f})"
         ax.plot([], [], "-", color=colour, linewidth=1, label=label)
     never = rows[~grokked]
-    ax.plot(never[x], never["final_llc"].where(~final_descends(never)), "s", mfc="none", color="0.5",
-            markersize=3.5, markeredgewidth=0.6, label="never reached val 95% (not fitted)" if len(never) else None)  # fmt: skip
+    label = "never reached val 95% (not fitted)" if len(never) else None
+    ax.plot(never[x], style.on_scale(style.with_marks(never, "final_"), "final_llc"), "s", mfc="none", color="0.5",
+            markersize=3.5, markeredgewidth=0.6, label=label)  # fmt: skip
     overlay_authors(ax, rows[grokked], x, authors)
     style.legend_marks(ax, final_estimates(rows[grokked], x))
     ax.set_title(title + counts_note(rows, grokked), fontsize=6)
@@ -56,17 +57,11 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
 def final_estimates(rows: pd.DataFrame, x: str) -> pd.DataFrame:
     """The final estimates averaged per x, in mark_estimates' columns: converged, local, descends only where all
     averaged runs are; the MCSE of the mean."""
-    rows = rows.assign(converged=rows["final_converged"].astype(bool), local=rows["final_local"].astype(bool),
-                       descends=final_descends(rows))  # fmt: skip
+    rows = style.with_marks(rows, "final_")
     return rows.groupby(x, as_index=False).agg(
         llc=("final_llc", "mean"), mcse=("final_mcse", lambda m: float(np.sqrt((m**2).sum())) / len(m)),
         converged=("converged", "all"), local=("local", "all"), descends=("descends", "any"),
     ).sort_values(x)  # fmt: skip
-
-
-def final_descends(rows: pd.DataFrame) -> pd.Series:
-    """Whether each run's final estimate descended below L_n(w*) (summaries before the column: none did)."""
-    return style.descending(rows.rename(columns={"final_descends": "descends"}))
 
 
 def counts_note(rows: pd.DataFrame, grokked: pd.Series) -> str:

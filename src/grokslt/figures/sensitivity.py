@@ -33,4 +33,3 @@ def sensitivity(read):
     ax.set_title(title, fontsize=7)
     ax.legend(fontsize=5)
     return fig
-

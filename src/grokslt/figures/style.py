@@ -113,6 +113,13 @@ def descending(table: pd.DataFrame) -> pd.Series:
     return table["descends"].fillna(False).astype(bool)
 
 
+def with_marks(rows: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """Summary rows with the columns `mark_estimates` reads, from one estimate's (`final_`, `peak_`) columns."""
+    named = rows.rename(columns={f"{prefix}{c}": c for c in ("converged", "local", "descends")})
+    return rows.assign(converged=named["converged"].astype(bool), local=named["local"].astype(bool),
+                       descends=descending(named))  # fmt: skip
+
+
 def on_scale(table: pd.DataFrame, column: str = "llc") -> pd.Series:
     """The column with the descending estimates blanked: what a line or band through the LLCs may draw."""
     return table[column].where(~descending(table))

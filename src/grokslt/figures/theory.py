@@ -47,10 +47,7 @@ def normalised_panel(ax, rows: pd.DataFrame, x: str, fixed: str, xlabel: str, ti
 
 def measured_finals(rows: pd.DataFrame, x: str) -> pd.DataFrame:
     """The final LLCs of the runs that grokked, averaged per x, with the marks of `style.mark_estimates`."""
-    grokked = rows[inputs.grokked(rows)]
-    grokked = grokked.assign(converged=grokked["final_converged"].astype(bool),
-                             local=grokked["final_local"].astype(bool),
-                             descends=style.descending(grokked.rename(columns={"final_descends": "descends"})))  # fmt: skip
+    grokked = style.with_marks(rows[inputs.grokked(rows)], "final_")
     return grokked.groupby(x, as_index=False).agg(llc=("final_llc", "mean"), converged=("converged", "all"),
                                                   local=("local", "all"), descends=("descends", "any"))  # fmt: skip
 
