@@ -75,8 +75,8 @@ def test_figure_1b_fits_only_runs_that_grokked_and_its_legend_shows_the_drawn_ma
     assert len(fits) == 1 and fits[0].get_xdata().max() == 32  # the K-64 run is not in the fit
     (never,) = marked(ax, "s")
     assert list(never.get_xdata()) == [64] and never.get_markerfacecolor() == "none"
-    legend = {text.get_text(): handle for text, handle in zip(ax.get_legend().get_texts(),
-                                                               ax.get_legend().legend_handles, strict=True)}  # fmt: skip
+    entries = ax.get_legend()
+    legend = {text.get_text(): handle for text, handle in zip(entries.get_texts(), entries.legend_handles, strict=True)}
     assert legend["not local"].get_marker() == "x" and legend["local, converged"].get_marker() == "o"
     assert legend["p = 7 (R$^2$ = 1.000)"].get_marker() in ("None", "", None)  # a line, no circle the data lack
     assert "fitted: the 3 of 4 runs that reached val 95%" in ax.get_title()
