@@ -122,7 +122,7 @@ def tables(tmp_path_factory):
     pd.DataFrame(
         [
             {"point": point, "method": method, "nbeta": nbeta, "estimate": 10.0, "spread": 1.0, "reference": 11.0,
-             "reference_mcse": 0.1, "relative_bias": -0.1 * (m + 1), "truth": truth, "truth_rule": rule}
+             "reference_mcse": 0.1, "bias": -1.0, "relative_bias": -0.1 * (m + 1), "truth": truth, "truth_rule": rule}
             for point, truth, rule in zip(points, [47.5, np.nan], rules, strict=True)
             for m, method in enumerate(["sgld", "sgnht"])
             for nbeta in (10.0, 30.0, 100.0)
