@@ -1,7 +1,8 @@
 """New: how accurate each LLC method is on small quadratic networks: its relative bias against the
 exact MALA reference (bars: its spread over seeds, relative to the reference), per nbeta, one panel
-per point (its absolute bias where the reference is not bounded away from zero: `relative_scale`) (grokslt.analysis.accuracy); and the reference itself against nbeta beside the learning coefficient
-theory gives at the point."""
+per point (grokslt.analysis.accuracy), or its absolute bias where the reference is not bounded away from
+zero (`relative_scale`); and the reference itself against nbeta beside the learning coefficient theory gives at
+the point."""
 
 from __future__ import annotations
 
