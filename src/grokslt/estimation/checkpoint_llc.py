@@ -74,7 +74,7 @@ def estimate_checkpoints(
             raise ComputationFailed(f"checkpoint step {steps}: {error}") from None
         elapsed = (time.perf_counter() - began) / len(group)
         for (step, _), result in zip(group, results, strict=True):  # as each finishes: a killed job shows how far
-            log.info("llc at step %d: %.2f +- %.2f (%.1f s)", step, result.llc_mean, result.llc_std, elapsed)
+            log.info("llc at step %d: %s (%.1f s)", step, result.described(), elapsed)
         out.extend((result, elapsed) for result in results)
         if progress is not None:
             progress(len(group))

@@ -136,6 +136,11 @@ class LLCResult:
         draws = self.loss_trace.shape[1]
         return float(self.nbeta * np.nanmean(self.loss_slope[~self.diverged]) * draws / 2)
 
+    def described(self) -> str:
+        """The estimate in words: its value, its MCSE (not the spread between chains) and whether it is local and
+        converged, e.g. '35.00 (MCSE 0.26): local, not converged (R-hat 1.027, ESS 97/120)'."""
+        return described(self.summary())
+
     def summary(self) -> dict:
         chains = {f"llc_chain_{i}": float(v) for i, v in enumerate(self.llc_per_chain)}
         return {
@@ -158,6 +163,19 @@ class LLCResult:
             "exact_learning_coefficient": self.exact.get("learning_coefficient", math.nan),
             **{name: float(np.mean(values)) for name, values in self.sampler_statistics.items()},
         }
+
+
+def described(row: dict) -> str:
+    """An LLC table row in words (`LLCResult.described`)."""
+    if row.get("descends"):
+        where = "not local: the chains descend below L_n(w*)"
+    elif not row.get("local"):
+        where = f"not local (loss excess {row['loss_excess_fraction']:.3g} of L_n(0))"
+    else:
+        where = "local"
+    stats = f"R-hat {row['r_hat']:.3f}, ESS {row['ess_bulk']:.0f}/{row['ess_tail']:.0f}"
+    converged = "converged" if row["converged"] else "not converged"
+    return f"{row['llc_mean']:.2f} (MCSE {row['mcse']:.2g}): {where}, {converged} ({stats})"
 
 
 def result_columns(settings: SamplerSettings) -> list[str]:
