@@ -16,6 +16,7 @@ is longer.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import resource
@@ -40,6 +41,7 @@ BUSY = 0.5  # load per core above which a measurement is slowed by other work
 # that did not converge at 4,000 draws, 156 of 705 (measured/paper_subset): 12.8% in the Figure 2 runs, 40% in the
 # early-stopping sweeps (each stops within 1,000 steps)
 RETRY_SHARE = 0.22
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,13 @@ def measure(steps: int = 100, repeats: int = 3, runs: Iterable[TrainConfig] = ()
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     runs = list(runs)
     timed = measured_runs(runs)
-    timings = [measure_run(run, steps, repeats) for run in timed]
+    timings = []
+    for number, run in enumerate(timed, 1):
+        log.info("timing training and SGLD steps: size %d of %d (p %d, K %d, batch %d)", number, len(timed), run.p,
+                 run.hidden, effective_batch(run))  # fmt: skip
+        timings.append(measure_run(run, steps, repeats))
     sizes = [gemm_size(run) for run in timed]
+    log.info("timing a job's start and a figure job")
     start = fastest(lambda: python(JOB_START), 2)
     figure = fastest(lambda: python(DRAW), 2)
     train, chain = linear_fit(sizes, [t for t, _ in timings]), linear_fit(sizes, [c for _, c in timings])
@@ -104,7 +111,12 @@ def measure_families(runs: Iterable[TrainConfig], steps: int, repeats: int) -> t
             paper[network, effective_batch(config)] += 1
         shapes.setdefault((network, effective_batch(config)), config)
     timed = [shape for shape in shapes if not shape[0].paper_model] + [shape for shape, _ in paper.most_common(1)]
-    return tuple((network, batch, *measure_run(shapes[network, batch], steps, repeats)) for network, batch in timed)
+    measured = []
+    for number, (network, batch) in enumerate(timed, 1):
+        log.info("timing the steps of network %d of %d (%s, p %d, K %d, batch %d)", number, len(timed), network.model,
+                 network.p, network.hidden, batch)  # fmt: skip
+        measured.append((network, batch, *measure_run(shapes[network, batch], steps, repeats)))
+    return tuple(measured)
 
 
 # what a job imports before it works: the commands' modules, torch.func (the Hessian), pandas; not ArviZ, which
@@ -260,9 +272,10 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
     summaries = 1 + sum("summary" in figure.reads for figure, _ in figures.values())
     shared_jobs = 3 + summaries + len(studies) + len(certified_runs(config, membership))
     jobs = sum(r["jobs"] for r in costs.values()) + shared_jobs
-    compute = sum(map(run_seconds, costs.values()))
-    compute += sum(studies.values())
-    cpu = compute + jobs * machine.start + len(figures) * machine.figure
+    parts = {"runs, each once": sum(map(run_seconds, costs.values()))}
+    parts |= {f"study: {name}": seconds for name, seconds in studies.items() if seconds}
+    parts |= {"job starts": jobs * machine.start, "figures": len(figures) * machine.figure}
+    cpu = sum(parts.values())
     jobs += len(figures)
     wall = wall_seconds(cpu, costs.values(), cores, machine)
     return {
@@ -272,6 +285,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
         "checkpoints": sum(r["checkpoints"] for r in costs.values()),
         "cpu_seconds": cpu,
         "cpu_hours": cpu / 3600,
+        "cpu_seconds_parts": parts,
         "wall_seconds": wall,
         "experiments": experiments,
         "studies_cpu_seconds": studies,
@@ -438,6 +452,11 @@ def describe(result: dict) -> str:
             f"{name:16s} {row['runs']:5d} {row['checkpoints']:12d} {row['llc_estimates']:14d} "
             f"{row['cpu_seconds'] / 3600:10.2f}"
         )
+    rows = sum(row["cpu_seconds"] for row in result["experiments"].values())
+    lines.append(f"(the rows sum to {rows / 3600:.2f} CPU hours: a run counts in every experiment it belongs to, and "
+                 "they leave out the studies, job starts and figures)")  # fmt: skip
+    lines.append("CPU hours of the whole workflow, each run once:")
+    lines += [f"  {name:28s} {seconds / 3600:10.2f}" for name, seconds in result["cpu_seconds_parts"].items()]
     lines.append(
         f"total: {result['runs']} runs, {result['jobs']} jobs, {result['checkpoints']} checkpoints (a Hessian trace "
         f"at each; LLCs as above), {result['cpu_hours']:.2f} CPU hours; wall on {result['cores']} cores "
