@@ -34,3 +34,12 @@ def test_grokslt_llc_logs_the_described_line(caplog):
         ((result, _),) = checkpoint_llc.estimate_checkpoints(data, [(50, params)], settings, 16, 0)
     (message,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("llc at step 50")]
     assert f"(MCSE {result.summary()['mcse']:.2g})" in message and ("converged (R-hat" in message)
+
+
+def test_trace_file_names_sort_by_step():
+    from grokslt.estimation.pair_traces import trace_name, trace_step
+
+    names = [trace_name(step) for step in (600, 50, 12000)]
+    assert names[0] == "step000600.nc"
+    assert [trace_step(name) for name in sorted(names)] == [50, 600, 12000]
+    assert trace_step("step600.nc") == 600  # an earlier version's name reads too

@@ -137,7 +137,7 @@ def test_pair_traces_are_an_arviz_tree_whose_pairs_average_to_the_observed_loss(
     main(["llc", "--run", str(trained_run), "--steps", "200", "--num-draws", "60", "--num-burnin", "10",
           "--observe-every", "5", "--out", out, "--pair-traces", traces])  # fmt: skip
     row = pd.read_csv(tmp_path / "llc.csv").iloc[0]
-    tree = load_pair_traces(tmp_path / "traces" / "step200.nc")
+    tree = load_pair_traces(tmp_path / "traces" / "step000200.nc")
     train, val = pair_log_likelihoods(tree)
     assert train.shape == (3, 12, tree.attrs["n_train"]) and val.shape[:2] == (3, 12)
     assert tree.attrs["beta"] == pytest.approx(row["nbeta"] / tree.attrs["n_train"])

@@ -387,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     llc.add_argument(
         "--pair-traces",
         metavar="DIR",
-        help="also save each checkpoint's per-pair loss traces (train and val pairs) as DIR/step<STEP>.nc",
+        help="also save each checkpoint's per-pair loss traces (train and val pairs) as DIR/step<STEP:06d>.nc",
     )
     llc.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
     llc.add_argument("--retry-draws", type=int, metavar="DRAWS",

@@ -108,7 +108,7 @@ rule certify:
 
 # Refined LLCs (grokslt.estimation.refined): per run of refined.experiments, one LLC table per weight group
 # or data subset at refined.preset, joined into refined.csv; per-pair traces at the decisive checkpoints
-# (traces/step<STEP>.nc); WAIC from them in analysis.smk.
+# (traces/step<STEP:06d>.nc); WAIC from them in analysis.smk.
 rule refined_estimates:
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",

@@ -108,14 +108,14 @@ def waic_row(tree) -> dict:
 
 
 def write_waic_table(traces_dir, out) -> list[dict]:
-    """waic.csv: `waic_row` for every step<STEP>.nc of a traces directory, by step."""
+    """waic.csv: `waic_row` for every step<STEP:06d>.nc of a traces directory, by step."""
     from pathlib import Path
 
     from grokslt.errors import BadInput
-    from grokslt.estimation.pair_traces import load_pair_traces
+    from grokslt.estimation.pair_traces import load_pair_traces, trace_step
     from grokslt.io import write_csv
 
-    paths = sorted(Path(traces_dir).glob("step*.nc"), key=lambda path: int(path.stem.removeprefix("step")))
+    paths = sorted(Path(traces_dir).glob("step*.nc"), key=trace_step)
     if not paths:
         raise BadInput(f"--traces {traces_dir}: no step<STEP>.nc files (written by grokslt llc --pair-traces)")
     rows = []

@@ -137,7 +137,7 @@ class Checkpoints:
 @dataclass(frozen=True)
 class Saved:
     """What is written beside the table: the loss traces (.npz) and the per-pair traces (a folder of
-    step<STEP>.nc, `grokslt.estimation.pair_traces`)."""
+    step<STEP:06d>.nc, `grokslt.estimation.pair_traces`)."""
 
     traces: str | None = None
     pair_traces: str | None = None
@@ -159,7 +159,13 @@ def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints:
     write one CSV row per checkpoint, and what `saved` asks for. Every input is checked before the first
     estimate."""
     from grokslt.estimation.llc import sampler_settings
-    from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
+    from grokslt.estimation.pair_traces import (
+        PAIR_SETS,
+        check_pair_traces,
+        pair_trace_tree,
+        save_pair_traces,
+        trace_name,
+    )
     from grokslt.estimation.refined import check_network_supports, weight_pieces
     from grokslt.io import save_npz, write_csv
 
@@ -203,7 +209,7 @@ def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints:
             save_npz(traces, **trace_arrays(selected, results, settings))
         for (step, params), result in zip(loaded, results, strict=True) if pair_traces else ():
             tree = pair_trace_tree(result, run.data, params, step, settings, run.network)
-            save_pair_traces(Path(pair_traces) / f"step{step}.nc", tree)
+            save_pair_traces(Path(pair_traces) / trace_name(step), tree)
     else:
         rows = first_rows
     if retry_draws:

@@ -89,6 +89,18 @@ def pair_log_likelihoods(tree) -> tuple[np.ndarray, np.ndarray]:
     return tuple(np.asarray(group[name].values, dtype=np.float64) for name in PAIR_SETS)
 
 
+def trace_name(step: int) -> str:
+    """A checkpoint's trace file name, zero-padded so that sorting the names sorts the steps: step000600.nc."""
+    return f"step{step:06d}.nc"
+
+
+def trace_step(path) -> int:
+    """The step a trace file holds (written by `trace_name`; unpadded names of earlier versions read too)."""
+    from pathlib import Path
+
+    return int(Path(path).stem.removeprefix("step"))
+
+
 def check_pair_traces(settings: SamplerSettings, backend: str, directory) -> None:
     """Per-pair traces need the native backend and the training set's posterior (WAIC's n and beta are the
     training set's), and a directory without earlier traces (`grokslt waic` reads every file there)."""

@@ -32,7 +32,7 @@ READS = {
     "reference": ("--reference", False, "reference/SHA256SUMS of the authors' logs (overlays; optional)"),
     "refined": ("--refined", False, "runs/RUN/refined.csv, the figure's run's refined LLCs"),
     "waic": ("--waic", False, "runs/RUN/waic.csv, the figure's run's WAIC table"),
-    "pair_traces": ("--pair-traces", False, "runs/RUN/traces, the figure's run's per-pair traces (step<STEP>.nc)"),
+    "pair_traces": ("--pair-traces", False, "runs/RUN/traces, the figure's run's per-pair traces (step<STEP:06d>.nc)"),
     "certified": ("--certified", True, "runs/*/certified.csv of the figure's experiment (optional)"),
 }
 # reads a figure draws without: the authors' logs when the config says `reference: none`, the certified estimates

@@ -114,10 +114,11 @@ def influence_figure(panels: list[tuple[str, Path]]):
 def influence(read, experiment):
     """The registry's figure: the run's trace files at memorisation, at its LLC peak and at its last checkpoint
     (after grokking, where it grokked), labelled from its loss_data.csv."""
+    from grokslt.estimation.pair_traces import trace_step
     from grokslt.training.metrics import transition_steps
 
     [(_, log)] = read.loss_data.items()
-    files = {int(path.stem.removeprefix("step")): path for path in Path(read.path("pair_traces")).glob("step*.nc")}
+    files = {trace_step(path): path for path in Path(read.path("pair_traces")).glob("step*.nc")}
     if not files:
         raise ValueError(f"{read.path('pair_traces')}: no step<STEP>.nc trace files")
     marks = transition_steps(log["step"], log["train_acc"], log["val_acc"])

@@ -327,7 +327,7 @@ TABLES = [
         },
     ),
     Table(
-        "runs/RUN/traces/step{STEP}.nc",
+        "runs/RUN/traces/step{STEP:06d}.nc",
         "Per-pair posterior traces at one decisive checkpoint (`grokslt llc --pair-traces`), an ArviZ DataTree in "
         "NetCDF (`grokslt.estimation.pair_traces`; load with `xarray.open_datatree`).",
         {
@@ -491,7 +491,7 @@ def observed_columns() -> dict[str, list[str]]:
         write_llc_table(run, root / "weights_V.csv", Sampling(overrides=tiny | {"weights": "V"}), Checkpoints(every=1))
         write_refined_table([root / "traced.csv", root / "weights_V.csv"], root / "refined.csv")
         write_waic_table(root / "traces", root / "waic.csv")
-        with load_pair_traces(root / "traces" / "step2.nc") as tree:
+        with load_pair_traces(root / "traces" / "step000002.nc") as tree:
             trace_variables = [f"{group}/{name}" for group in ("posterior", "log_likelihood", "constant_data")
                                for name in tree[group].data_vars]  # fmt: skip
 
@@ -516,7 +516,7 @@ def observed_columns() -> dict[str, list[str]]:
             "runs/RUN/refined.csv": with_statistics(root / "refined.csv"),
             "runs/RUN/refined/{KIND}.csv": with_statistics(root / "weights_V.csv"),
             "runs/RUN/waic.csv": _header(root / "waic.csv"),
-            "runs/RUN/traces/step{STEP}.nc": trace_variables,
+            "runs/RUN/traces/step{STEP:06d}.nc": trace_variables,
             "summary/runs.csv": _header(root / "runs.csv"),
             **{
                 f"theory/{name}.csv": _header(root / "theory" / f"{name}.csv")
