@@ -1,4 +1,4 @@
-"""Read a finished workflow's tables with pandas (and one run's LLC traces with NumPy), and print a few lines.
+"""Read a finished workflow's tables with pandas (and one run's LLC chains as an ArviZ DataTree), print a few lines.
 
     python examples/load_results.py                      # results/quick, the quick configuration's
     python examples/load_results.py results --run RUN    # another results directory, another run
@@ -29,37 +29,41 @@ def main(argv: list[str] | None = None) -> None:
     # summary/runs.csv: one row per run
     summary = pd.read_csv(results / "summary" / "runs.csv")
     print(f"summary/runs.csv: {len(summary)} runs, {len(summary.columns)} columns")
-    shown = ["run", "status", "final_step", "final_val_acc", "grok_step_95", "final_llc", "peak_llc", "gsm"]
+    shown = ["run", "status", "final_val_acc", "grok_step_95", "final_llc", "final_local", "final_converged", "gsm"]
     print(summary[shown].head(5).to_string(index=False))
+    # a run that never reached val 95% (grok_step_95 blank) never grokked: its final LLC is not the paper's, its
+    # GSM of 0 no "no delay"; an estimate that is not local (final_local) or not converged is no trusted LLC
+    grokked = summary["grok_step_95"].notna()
+    print(f"{int((~grokked).sum())} of {len(summary)} runs never reached val 95%: left out below unless asked for")
 
     # one run: its settings (params.csv, one row) and its evaluations (loss_data.csv, one row per checkpoint)
-    finished = summary[summary["status"] != "diverged"]
+    finished = summary[(summary["status"] != "diverged") & grokked]
     baseline = finished[finished["experiments"].fillna("").str.split(";").apply(lambda names: "baseline" in names)]
+    if args.run is None and finished.empty:
+        sys.exit("no run reached val 95%: give one with --run RUN")
     run = args.run or (baseline if len(baseline) else finished)["run"].iloc[0]
+    if not summary.loc[summary["run"] == run, "grok_step_95"].notna().all():
+        print(f"note: run {run} never reached val 95%: its final LLC is not the paper's final LLC")
     run_dir = results / "runs" / run
     params = pd.read_csv(run_dir / "params.csv").iloc[0]
     loss = pd.read_csv(run_dir / "loss_data.csv")
     settings = f"p = {params['p']}, K = {params['hidden']}, lr = {params['lr']}, status {params['status']}"
     print(f"\nrun {run}: {settings}, LLC preset {params['llc_preset']} (nbeta {params['llc_nbeta']:.4g})")
-    shown = ["step", "train_acc", "val_acc", "llc", "llc_std", "converged", "trace_hutchinson"]
+    shown = ["step", "train_acc", "val_acc", "llc", "mcse", "converged", "local", "trace_hutchinson"]
     print(loss[shown].tail(5).to_string(index=False))
 
-    # the LLC traces, runs/RUN/llc/chunk{i}of{n}.npz: `steps` [checkpoints], `loss_trace` [checkpoints, chains, draws]
-    steps, traces = [], []
-    for path in sorted((run_dir / "llc").glob("chunk*.npz")):
-        with np.load(path) as arrays:
-            steps.append(arrays["steps"])
-            traces.append(arrays["loss_trace"])
-    steps, traces = np.concatenate(steps), np.concatenate(traces)
-    last = int(np.argmax(steps))
-    row = loss.loc[loss["step"] == steps[last]].iloc[0]
-    # each chain's estimate: nbeta (mean draw loss - L_init), the llc_chain_{i} columns of loss_data.csv
-    per_chain = params["llc_nbeta"] * (traces[last].astype(float).mean(axis=1) - row["llc_init_loss"])
-    chains, draws = traces.shape[1:]
-    table = f"llc {row['llc']:.4g}, R-hat {row['r_hat']:.3g}, converged {row['converged']}"
-    estimates = np.array2string(per_chain, precision=4)
-    print(f"\nLLC trace at step {steps[last]}: {chains} chains x {draws} draws, per-chain estimates {estimates}")
-    print(f"  (loss_data.csv at that step: {table})")
+    # the LLC chains, runs/RUN/llc/chunk{i}of{n}.npz, as an ArviZ DataTree: posterior `llc` (chain, draw, step)
+    from grokslt.estimation.llc_chains import load_llc_chains
+
+    chains = load_llc_chains(run_dir)["posterior"]["llc"]
+    last = int(chains["step"].max())
+    row = loss.loc[loss["step"] == last].iloc[0]
+    # each chain's estimate, the llc_chain_{i} columns of loss_data.csv
+    per_chain = np.array2string(chains.sel(step=last).mean("draw").values, precision=4)
+    print(f"\nLLC chains at step {last}: {chains.sizes['chain']} chains x {chains.sizes['draw']} draws, per-chain "
+          f"estimates {per_chain}")  # fmt: skip
+    print(f"  (loss_data.csv at that step: llc {row['llc']:.4g}, MCSE {row['mcse']:.2g}, R-hat {row['r_hat']:.3g}, "
+          f"converged {row['converged']}, local {row['local']})")  # fmt: skip
 
     claims = results / "claims" / "claims.csv"
     if claims.exists():

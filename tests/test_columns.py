@@ -96,5 +96,12 @@ def test_the_example_reads_the_tiny_workflow_results(finished_tiny):
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    for text in ("summary/runs.csv:", "LLC trace at step", "per-chain estimates", "claims/claims.csv:"):
+    for text in (
+        "summary/runs.csv:",
+        "never reached val 95%",
+        "LLC chains at step",
+        "per-chain estimates",
+        "local",
+        "claims/claims.csv:",
+    ):
         assert text in result.stdout

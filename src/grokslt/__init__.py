@@ -15,7 +15,8 @@ folders above it in this list, and no modules import each other in a cycle (test
   `diagnostics` (R-hat, ESS, MCSE by ArviZ), `checkpoint_llc` (the native batched backend over checkpoints),
   `quadratic_loss` (the quadratic net's loss with its hand-derived gradient), `functional_loss` (any family's
   loss batched over chains by torch.func), `refined` (weight and data groups),
-  `observables`, `locality`, `pair_traces`, `linear_v` (V alone: the exact estimand),
+  `observables`, `locality`, `pair_traces`, `llc_chains` (the main LLC chains as an ArviZ DataTree),
+  `linear_v` (V alone: the exact estimand),
   `devinterp_backend` (the reference implementation), `exact` (exact MALA references), `calibration`
 - `analysis/`: `hessian` (Hutchinson trace), `theory` (the closed forms and their rank checks), `accuracy`
   (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `llc_series`
