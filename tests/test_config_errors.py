@@ -281,7 +281,8 @@ def test_an_absent_experiment_set_in_the_config_stays_a_mistake():
     config = one_experiment("main")
     edit(config)
     assert mistakes(config) == [
-        "estimator_accuracy.experiment = 'accuracy_nets': no such experiment with runs; expected one of ['main']",
+        "estimator_accuracy.experiment = 'accuracy_nets': no such experiment with runs; expected one of ['main'], or "
+        "set estimator_accuracy.experiment: null (not run)",
         "calibration: calibration.experiment 'baseline' (the default) is not in this config, but llc preset "
         "calibrated needs it; expected one of ['main']",
         "figures.fig1a.experiment = 'vary_p': no such experiment with runs; expected one of ['main'], or set "

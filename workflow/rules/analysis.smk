@@ -127,6 +127,17 @@ rule summary:
         "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"
 
 
+# summary/runs.csv, the one every run is in, goes into the report beside the figures
+use rule summary as summary_runs with:
+    output:
+        report(f"{RESULTS}/summary/{{selection}}.csv", caption="../report/runs.rst", category="Tables"),
+    wildcard_constraints:
+        selection="runs",
+
+
+ruleorder: summary_runs > summary
+
+
 rule waic:
     input:
         f"{RESULTS}/runs/{{run}}/traces",
@@ -145,7 +156,7 @@ rule claims:
     input:
         unpack(claims_inputs),
     output:
-        f"{RESULTS}/claims/claims.csv",
+        report(f"{RESULTS}/claims/claims.csv", caption="../report/claims.rst", category="Tables"),
     log:
         log_file("claims", "claims"),
     benchmark:

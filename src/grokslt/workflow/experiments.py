@@ -163,7 +163,7 @@ def check_references(config: dict, membership: dict[str, list[str]], given: dict
             return False
         if _given(given, *where.split(".")):
             figure = where.split(".")[1] if where.startswith("figures.") else None
-            hint = f", or set figures.{figure}: false" if figure else ""
+            hint = f", or set figures.{figure}: false" if figure else f", or set {where}: null (not run)"
             errors.append(f"{where} = {name!r}: no such experiment with runs; expected one of {known}{hint}")
         return True
 
