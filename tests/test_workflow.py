@@ -321,3 +321,5 @@ def test_report_holds_every_figure_with_its_caption(finished_tiny):
     assert report.stat().st_size > 100_000
     for caption in ("Figure 1a: final LLC", "Figure 9 and appendix H.4", "Sampler diagnostics"):
         assert caption in text
+    for table in ("claims.csv", "runs.csv", "The paper's claims, one row each", "One row per run"):  # the tables too
+        assert table in text
