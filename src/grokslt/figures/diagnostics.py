@@ -78,12 +78,12 @@ def has_minibatch(table: pd.DataFrame, column: str) -> bool:
 def rhat_panel(ax, table: pd.DataFrame) -> None:
     """R-hat - 1 on a log scale (labelled as R-hat), honest filled and minibatch hollow, the threshold on top."""
     inputs.require_columns(table, ["r_hat"], "loss_data.csv")
-    series = [("r_hat", HONEST, {"markersize": 2.5}, "honest (full-batch)")]
-    if has_minibatch(table, "r_hat"):  # hollow and larger: a ring around the honest dot where they coincide
-        series.append(("r_hat_minibatch", MINIBATCH, HOLLOW, "minibatch"))
-    for column, colour, look, label in series:
+    series = [("r_hat", HONEST, {"markersize": 2.5}, "honest (full-batch)", -1)]
+    if has_minibatch(table, "r_hat"):  # side by side at each checkpoint, not on top of each other
+        series.append(("r_hat_minibatch", MINIBATCH, HOLLOW, "minibatch", 1))
+    for column, colour, look, label, side in series:
         excess = np.maximum(table[column].to_numpy(float) - 1, R_HAT_FLOOR)
-        ax.plot(table["step"], excess, "o", color=colour, label=label, zorder=2, **look)
+        ax.plot(dodged(table["step"], side), excess, "o", color=colour, label=label, zorder=2, **look)
     ax.axhline(R_HAT_MAX - 1, color="black", linestyle="--", linewidth=1, zorder=5,
                label=f"threshold of both rules: R-hat $\\leq$ {R_HAT_MAX}")  # fmt: skip
     ax.set_yscale("log")
@@ -98,6 +98,14 @@ def rhat_panel(ax, table: pd.DataFrame) -> None:
     ax.figure.legend(*ax.get_legend_handles_labels(), fontsize=6, ncols=2, loc="outside lower center")
 
 
+def dodged(steps: pd.Series, side: int) -> np.ndarray:
+    """The steps moved a fifth of the smallest checkpoint spacing left (side -1) or right (+1), so that the honest
+    and the minibatch marker of one checkpoint sit side by side."""
+    steps = steps.to_numpy(float)
+    gaps = np.diff(np.unique(steps))
+    return steps + side * 0.2 * (gaps.min() if len(gaps) else 1.0)
+
+
 def rhat_tick(excess: float, _position) -> str:
     """The R-hat at `excess` = R-hat - 1; the floor stands for every R-hat at or below it."""
     return f"{1 + excess:.6g}" if excess > R_HAT_FLOOR * 1.01 else f"$\\leq${1 + R_HAT_FLOOR:g}"
@@ -107,11 +115,11 @@ def ess_panel(ax, table: pd.DataFrame, chains: int) -> None:
     """Bulk (square) and tail (triangle) ESS, honest filled and minibatch hollow, each rule's threshold on top."""
     inputs.require_columns(table, ["ess_bulk", "ess_tail"], "loss_data.csv")
     for column, marker, name in (("ess_bulk", "s", "bulk"), ("ess_tail", "^", "tail")):
-        ax.plot(table["step"], table[column], marker, color=HONEST, markersize=2.5, linestyle="none", zorder=2,
-                label=f"honest {name} ESS")  # fmt: skip
+        ax.plot(dodged(table["step"], -1), table[column], marker, color=HONEST, markersize=2.5, linestyle="none",
+                zorder=2, label=f"honest {name} ESS")  # fmt: skip
         if has_minibatch(table, column):
-            ax.plot(table["step"], table[f"{column}_minibatch"], marker, color=MINIBATCH, linestyle="none", zorder=2,
-                    label=f"minibatch {name} ESS", **HOLLOW)  # fmt: skip
+            ax.plot(dodged(table["step"], 1), table[f"{column}_minibatch"], marker, color=MINIBATCH, linestyle="none",
+                    zorder=2, label=f"minibatch {name} ESS", **HOLLOW)  # fmt: skip
     ax.axhline(ESS_MIN, color="black", linestyle="--", linewidth=1, zorder=5,
                label=f"honest rule: ESS $\\geq$ {ESS_MIN} (chains together)")  # fmt: skip
     if has_minibatch(table, "ess_bulk"):

@@ -142,8 +142,9 @@ LABEL_POINTS = 7  # the width of a rotated 6-point label (its line height)
 
 
 def mark_transitions(ax, row: pd.Series, labelled: bool = True) -> None:
-    """Dotted lines at the memorisation and grokking steps of a summary row, labelled if asked (call it after the
-    data are drawn: where lines are closer than a label's width, which the x-axis decides, their labels move)."""
+    """Dotted lines at the memorisation and grokking steps of a summary row, labelled if asked above the axes, off
+    the curves (call it after the data are drawn: where lines are closer than a label's width, which the x-axis
+    decides, their labels move)."""
     marks = [(row[key], label) for key, label in TRANSITIONS.items() if key in row and not pd.isna(row[key])]
     marks.sort(key=lambda mark: mark[0])  # stable: transitions at one step keep their order
     for step, _ in marks:
@@ -151,8 +152,8 @@ def mark_transitions(ax, row: pd.Series, labelled: bool = True) -> None:
     if not labelled:
         return
     for step, label, align in placed_labels(ax, marks):
-        ax.annotate(label, (step, 1.0), xycoords=("data", "axes fraction"), rotation=90, fontsize=6, va="top",
-                    ha=align, color="0.3")  # fmt: skip
+        ax.annotate(label, (step, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
+                    rotation=90, fontsize=6, va="bottom", ha=align, color="0.3")  # fmt: skip
 
 
 def placed_labels(ax, marks: list[tuple[float, str]]) -> list[tuple[float, str, str]]:

@@ -110,7 +110,9 @@ def fig2(read, experiment: str, band_experiment: str | None):
         acc_ax.plot(table["step"], table["val_acc_offset"], color=style.VALIDATION, alpha=0.8, **OFFSET)
         acc_ax.plot([], [], color="0.3", label="accuracy, raw arg-max")
         acc_ax.plot([], [], color="0.3", label="accuracy, offset-corrected", **OFFSET)
-        acc_ax.set_title(textwrap.fill(offset_note(table), 62), fontsize=5.5)
+        note = textwrap.fill(offset_note(table), 70)  # under the legend, a caption's place, not between the panels
+    else:
+        note = None
     acc_ax.set_ylabel("accuracy")
     acc_ax.set_ylim(-0.03, 1.03)
     if band_experiment:
@@ -143,7 +145,9 @@ def fig2(read, experiment: str, band_experiment: str | None):
     for ax in (*axes, trace_ax):
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             entries.setdefault(label, handle)
-    fig.legend(entries.values(), entries.keys(), fontsize=6, ncols=2, loc="outside lower center")
+    legend = fig.legend(entries.values(), entries.keys(), fontsize=6, ncols=2, loc="outside lower center", title=note,
+                        title_fontsize=5.5)  # fmt: skip
+    legend.get_title().set_color("0.3")
     title = TITLES.get(experiment, f"The first run of experiment {experiment}")
     fig.suptitle(f"{title}\n({settings_words(run)})", fontsize=7)
     return fig
@@ -226,12 +230,20 @@ def small_multiples(read, experiment: str):
         acc.plot(table["step"], table["val_acc"], color=style.VALIDATION, linewidth=0.8)
         acc.set_ylim(-0.03, 1.03)
         acc.grid(False)
-        acc.tick_params(labelsize=5)
-        ax.tick_params(labelsize=5)
+        acc.tick_params(labelsize=6)
+        ax.tick_params(labelsize=6)
+        acc.set_ylabel("accuracy", fontsize=6)
         style.mark_transitions(ax, row, labelled=False)
         matched = overlay_authors(authors, row, acc, ax, width=0.5) or matched
-    for ax in list(axes.flat)[count:]:
-        ax.set_visible(False)
+    spare = list(axes.flat)[count:]
+    for ax in spare:
+        ax.set_axis_off()
+    if spare:  # the first empty cell holds the key, so no cell of the grid is left blank
+        key = [([], [], {"color": style.LLC}, "LLC (left axis)"), ([], [], {"color": style.TRAIN}, "train accuracy"),
+               ([], [], {"color": style.VALIDATION}, "validation accuracy")]  # fmt: skip
+        handles = [spare[0].plot(x, y, **look, label=label)[0] for x, y, look, label in key]
+        style.legend_marks(spare[0], pd.concat([inputs.estimated(tables[r]) for r in rows["run"] if r in tables]))
+        spare[0].legend(fontsize=6, loc="center", handles=handles + spare[0].get_lines()[len(handles) :])
     fig.supxlabel("training step", fontsize=7)
     fig.suptitle(
         f"Training trajectories of the {count} runs of experiment {experiment}, one panel per run, titled by the "
