@@ -72,3 +72,10 @@ def test_calibration_draws_one_row_of_panels_per_nbeta():
     for ax in panels:  # one line per localization, each point filled (passes)
         assert len([line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]) == 2
     assert "30" in fig.axes[2].get_ylabel()  # the second row names its nbeta
+
+
+def test_a_run_is_titled_by_its_settings_in_words_not_its_id():
+    assert style.run_words("p53_K1024_adam_lr1e-02_wd1e-04_bs128_s0_noes") == (
+        "p 53, K 1024, lr 0.01, wd 0.0001, batch 128, seed 0"
+    )
+    assert style.run_words("my_run") == "my_run"

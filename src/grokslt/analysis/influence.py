@@ -31,6 +31,30 @@ def bayesian_influence(train_ll: np.ndarray, val_ll: np.ndarray) -> np.ndarray:
     return -(train.T @ val) / (train.shape[0] - 1)
 
 
+def influence_stderr(train_ll: np.ndarray, val_ll: np.ndarray) -> np.ndarray:
+    """The standard error of `bayesian_influence` from the spread of its value over the chains [C, D, ...] (NaN
+    with one chain): each chain's BIF is an independent estimate of the same covariance."""
+    chains = train_ll.shape[0]
+    if chains < 2:
+        return np.full((train_ll.shape[-1], val_ll.shape[-1]), np.nan)
+    each = np.stack([bayesian_influence(train_ll[c : c + 1], val_ll[c : c + 1]) for c in range(chains)])
+    return each.std(axis=0, ddof=1) / np.sqrt(chains)
+
+
+def significant_influence(train_ll: np.ndarray, val_ll: np.ndarray, level: float = 0.05) -> np.ndarray:
+    """Where the BIF is significant: 0 outside its two-sided (1 - level) interval, `influence_stderr` times
+    Student's t with chains - 1 degrees of freedom (none with one chain)."""
+    from scipy.stats import t
+
+    chains = train_ll.shape[0]
+    if chains < 2:
+        return np.zeros((train_ll.shape[-1], val_ll.shape[-1]), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        return np.abs(bayesian_influence(train_ll, val_ll)) > t.ppf(1 - level / 2, chains - 1) * influence_stderr(
+            train_ll, val_ll
+        )
+
+
 def binned_mean(ll: np.ndarray, bins: np.ndarray, n_bins: int) -> np.ndarray:
     """The mean of the last axis of `ll` over the pairs of each bin [..., n_bins] (NaN for an empty bin).
 

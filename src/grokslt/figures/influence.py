@@ -18,14 +18,22 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from grokslt.analysis.influence import bayesian_influence, binned_mean, dominant_frequency, pair_order
+from grokslt.analysis.influence import (
+    bayesian_influence,
+    binned_mean,
+    dominant_frequency,
+    pair_order,
+    significant_influence,
+)
 
 CMAP = plt.get_cmap("RdBu_r").with_extremes(bad="0.8")
 ROBUST_PERCENTILE = 99  # each panel's colour range is +- this percentile of |BIF|: a few bins would wash out the rest
+SIGNIFICANCE = 0.05  # a cell is dotted where 0 is outside its two-sided 95% interval over the chains (Student's t)
 
 
 class CheckpointInfluence(NamedTuple):
     by_answer: np.ndarray  # [p, p]: mean BIF over training pairs of answer c (row) and validation pairs of c'
+    significant: np.ndarray  # [p, p] bool: 0 outside by_answer's 95% interval over the chains
     frequency: int | None  # the network's dominant frequency, None where the file holds no W, V
     p: int
     step: int
@@ -40,13 +48,14 @@ def checkpoint_influence(path: Path) -> CheckpointInfluence:
         ll, data = tree["log_likelihood"], tree["constant_data"]
         train = ll["train"].transpose("chain", "draw", "train_pair").values
         val = ll["val"].transpose("chain", "draw", "val_pair").values
-        by_answer = bayesian_influence(
-            binned_mean(train, data["train_answer"].values, p), binned_mean(val, data["val_answer"].values, p)
-        )
+        train, val = binned_mean(train, data["train_answer"].values, p), binned_mean(val, data["val_answer"].values, p)
+        by_answer = bayesian_influence(train, val)
+        significant = significant_influence(train, val, SIGNIFICANCE)
         weights = {"W", "V"} <= set(data.data_vars)
         frequency = dominant_frequency(data["W"].values, data["V"].values, p) if weights else None
         return CheckpointInfluence(
             by_answer,
+            significant,
             frequency,
             p,
             int(tree.attrs["step"]),
@@ -55,13 +64,16 @@ def checkpoint_influence(path: Path) -> CheckpointInfluence:
         )
 
 
-def draw_matrix(fig, ax, matrix: np.ndarray, order: np.ndarray, by: str) -> None:
-    """The matrix with rows and columns in `order`, its colour range symmetric about 0, ticks naming answers."""
+def draw_matrix(fig, ax, matrix: np.ndarray, order: np.ndarray, by: str, significant: np.ndarray) -> None:
+    """The matrix with rows and columns in `order`, its colour range symmetric about 0, ticks naming answers, a dot
+    on each cell whose BIF is significant."""
     shown = matrix[np.ix_(order, order)]
+    rows, columns = np.nonzero(significant[np.ix_(order, order)])
     finite = np.abs(shown[np.isfinite(shown)])
     limit = float(np.percentile(finite, ROBUST_PERCENTILE)) if finite.size else 0.0
     limit = limit if limit > 0 else 1.0
     image = ax.imshow(shown, cmap=CMAP, vmin=-limit, vmax=limit, interpolation="nearest")
+    ax.plot(columns, rows, ".", color="black", markersize=1.0, linestyle="none")
     ax.grid(False)
     ticks = np.unique(np.linspace(0, len(order) - 1, 5).round().astype(int))
     ax.set_xticks(ticks, [str(c) for c in order[ticks]])
@@ -83,7 +95,7 @@ def influence_figure(panels: list[tuple[str, Path]]):
                              squeeze=False)  # fmt: skip
     for column, (label, checkpoint) in enumerate(checkpoints):
         ax = axes[0][column]
-        draw_matrix(fig, ax, checkpoint.by_answer, np.arange(checkpoint.p), "answer c")
+        draw_matrix(fig, ax, checkpoint.by_answer, np.arange(checkpoint.p), "answer c", checkpoint.significant)
         step = "" if "step" in label else f"step {checkpoint.step:,}, "  # unless the label names it
         ax.set_title(f"{label}\n{step}n$\\beta$ = {checkpoint.nbeta:.3g}, {checkpoint.draws} draws", fontsize=6)
         if not phased:
@@ -96,13 +108,14 @@ def influence_figure(panels: list[tuple[str, Path]]):
                     fontsize=6, color="0.35", transform=ax.transAxes)  # fmt: skip
             continue
         draw_matrix(fig, ax, checkpoint.by_answer, pair_order(np.arange(checkpoint.p), checkpoint.p, k),
-                    f"phase {k}c mod {checkpoint.p}")  # fmt: skip
+                    f"phase {k}c mod {checkpoint.p}", checkpoint.significant)  # fmt: skip
         ax.set_title(f"by phase under frequency k = {k}\n(ticks: answer c)", fontsize=6)
     fig.suptitle(
         "Bayesian influence of training pairs on validation pairs: BIF(i, j) = $-$Cov$_w$(l$_i$, l$_j$) of the "
         "per-pair losses\nunder the local tempered posterior at w*, shown as the mean over the pairs of each pair of "
         f"answers (c, c'); red: upweighting training pair i raises validation pair j's loss, blue: lowers it\n"
-        f"colour range $\\pm$ the {ROBUST_PERCENTILE}th percentile of |BIF| per panel; grey: no pair with that answer",
+        f"colour range $\\pm$ the {ROBUST_PERCENTILE}th percentile of |BIF| per panel; grey: no pair with that answer; "
+        f"dot: 0 outside the cell's {1 - SIGNIFICANCE:.0%} interval over the chains (Student's t)",
         fontsize=6,
     )
     if not phased:

@@ -28,8 +28,8 @@ def refined(read, experiment):
     for i, (group, rows) in enumerate(on_train.groupby("weights", sort=False)):
         draw_trajectory(weights_ax, rows, style.PALETTE[i], WEIGHT_LABELS.get(group, group), labelled=i == 0)
     weights_ax.set_ylabel("LLC, training loss")
-    weights_ax.set_title(f"refined LLCs of {run}\n(preset {', '.join(table['preset'].astype(str).unique())})",
-                         fontsize=7)  # fmt: skip
+    weights_ax.set_title(f"Refined LLCs of the run with {style.run_words(run)}\n(sampler preset "
+                         f"{', '.join(table['preset'].astype(str).unique())})", fontsize=7)  # fmt: skip
     all_weights = table[table["weights"] == "all"]
     for i, (subset, rows) in enumerate(all_weights.groupby("data", sort=False)):
         draw_trajectory(data_ax, rows, style.PALETTE[i + 4], f"posterior of {subset} pairs", labelled=False)

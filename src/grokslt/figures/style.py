@@ -125,6 +125,18 @@ def on_scale(table: pd.DataFrame, column: str = "llc") -> pd.Series:
     return table[column].where(~descending(table))
 
 
+def run_words(run: str) -> str:
+    """A run id's settings in words (p53_K1024_adam_lr1e-02_wd1e-04_bs128_s0 -> 'p 53, K 1024, lr 0.01, wd 0.0001,
+    batch 128, seed 0'); an id of another form as it is."""
+    import re
+
+    match = re.match(r"p(\d+)_K(\d+)_[a-z]+_lr([^_]+)_wd([^_]+)_bs(\d+)_s(\d+)", run)
+    if not match:
+        return run
+    p, hidden, lr, wd, batch, seed = match.groups()
+    return f"p {p}, K {hidden}, lr {float(lr):g}, wd {float(wd):g}, batch {batch}, seed {seed}"
+
+
 def preset_note(rows: pd.DataFrame) -> str:
     """' (sampler preset X)' for the LLC of these summary rows, or '' where the table does not say."""
     if "llc_preset" not in rows or rows["llc_preset"].isna().all():
