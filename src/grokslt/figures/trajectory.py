@@ -121,6 +121,10 @@ def fig2(read, experiment: str, band_experiment: str | None):
         if len(grokked):
             low, high = seed_band(tables, list(grokked["run"]), table["step"].to_numpy())
             llc_ax.fill_between(table["step"], low, high, color="0.85", label=band_label(band_experiment, band_rows))
+        else:
+            llc_ax.plot(
+                [], [], " ", label=f"no band: none of the {len(band_rows)} runs of {band_experiment} reached val 95%"
+            )
     rows = inputs.estimated(table)
     shown = style.on_scale(rows)
     spread = "llc_std" in rows and rows["llc_std"].notna().any()  # one chain per estimate has none
@@ -149,7 +153,8 @@ def fig2(read, experiment: str, band_experiment: str | None):
                         title_fontsize=5.5)  # fmt: skip
     legend.get_title().set_color("0.3")
     title = TITLES.get(experiment, f"The first run of experiment {experiment}")
-    fig.suptitle(f"{title}\n({settings_words(run)})", fontsize=7)
+    never = "" if pd.notna(run["grok_step_95"]) else "\nnever reached val 95% by its last step: it did not grok"
+    fig.suptitle(f"{title}\n({settings_words(run)}){never}", fontsize=7)
     return fig
 
 
