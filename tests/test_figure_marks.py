@@ -48,7 +48,7 @@ def test_a_descending_estimate_is_marked_at_the_edge_and_does_not_stretch_the_ll
     llc_ax = fig2(read, "baseline", None).axes[2]
     assert llc_ax.get_ylim()[0] > -50  # the other estimates fill the axis
     (edge,) = marked(llc_ax, "v")
-    assert list(edge.get_xdata()) == [50] and list(edge.get_ydata()) == [0.0]  # at the bottom, in axes fraction
+    assert list(edge.get_xdata()) == [50] and list(edge.get_ydata()) == [style.EDGE]  # the bottom, in axes fraction
     crosses = [x for line in marked(llc_ax, "x") for x in line.get_xdata()]
     assert 50 not in crosses
 
@@ -75,6 +75,7 @@ def test_figure_1b_fits_only_runs_that_grokked_and_its_legend_shows_the_drawn_ma
     assert len(fits) == 1 and fits[0].get_xdata().max() == 32  # the K-64 run is not in the fit
     (never,) = marked(ax, "s")
     assert list(never.get_xdata()) == [64] and never.get_markerfacecolor() == "none"
+    assert ax.get_ylim()[1] < 100 and never.get_ydata()[0] == ax.get_ylim()[1]  # 500 sits at the edge, off scale
     entries = ax.get_legend()
     legend = {text.get_text(): handle for text, handle in zip(entries.get_texts(), entries.legend_handles, strict=True)}
     assert legend["not local"].get_marker() == "x" and legend["local, converged"].get_marker() == "o"

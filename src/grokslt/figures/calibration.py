@@ -1,5 +1,6 @@
 """New: the sampler calibration at its checkpoints: the LLC estimate (with its MCSE) against the step size,
-one row per nbeta and one column per checkpoint, colour for the localization; filled where the grid point
+one row per nbeta and one column per checkpoint (linear axes: a row's estimates share a scale), colour for the
+localization; filled where the grid point
 passes the rule there, hollow where it fails, a cross where its chains were not local, a triangle at the bottom
 edge where they descended below L_n(w*), the chosen point starred (grokslt.estimation.calibration)."""
 
@@ -30,7 +31,6 @@ def calibration(read):
             chosen = cell[cell["chosen"].astype(bool)]
             ax.plot(chosen["step_size"], chosen["llc_mean"], "*", color="black", markersize=8)
             ax.set_xscale("log")
-            ax.set_yscale("symlog", linthresh=1)
             ax.tick_params(labelsize=6)
             if row == 0:
                 ax.set_title(f"checkpoint at step {int(step)}", fontsize=7)
@@ -41,13 +41,24 @@ def calibration(read):
         ax.set_xlabel(r"step size $\epsilon$", fontsize=7)
     handles = [Line2D([], [], color=colour[g], label=rf"$\gamma$ = {g:g}") for g in gammas]
     handles += [Line2D([], [], color="0.3", marker=m, mfc=f, linestyle="none", label=name)
-                for m, f, name in [("o", "0.3", "passes"), ("o", "white", "local, fails"), ("x", "0.3", "not local"),
-                                   ("v", "0.3", "descends below $L_n(w^*)$"), ("*", "black", "chosen")]]  # fmt: skip
+                for m, f, name in legend_marks(table)]  # fmt: skip
     fig.legend(handles=handles, fontsize=6, loc="outside right center", frameon=False)
     verdict = "the star is chosen" if table["chosen"].astype(bool).any() else "none qualifies"
     fig.suptitle(f"Sampler calibration (a setting qualifies only if it passes at every checkpoint): {verdict}",
                  fontsize=7)  # fmt: skip
     return fig
+
+
+def legend_marks(table) -> list[tuple[str, str, str]]:
+    """(marker, face, label) of the kinds of point the grid holds."""
+    kinds = style.estimate_kinds(table.rename(columns={"llc_mean": "llc"}).assign(converged=True))
+    local = ~kinds["not local"] & ~kinds["descends"]
+    passes = table["passes"].astype(bool)
+    marks = [(passes.any(), ("o", "0.3", "passes")), ((local & ~passes).any(), ("o", "white", "local, fails")),
+             (kinds["not local"].any(), ("x", "0.3", "not local")),
+             (kinds["descends"].any(), ("v", "0.3", "descends below $L_n(w^*)$")),
+             (table["chosen"].astype(bool).any(), ("*", "black", "chosen"))]  # fmt: skip
+    return [mark for present, mark in marks if present]
 
 
 def grid_line(ax, group, colour) -> None:
@@ -63,5 +74,5 @@ def grid_line(ax, group, colour) -> None:
     ax.plot(group["step_size"][marks["not local"]], shown[marks["not local"]], "x", markersize=3, **look)
     descends = marks["descends"]
     if descends.any():
-        ax.plot(group["step_size"][descends], [0.0] * int(descends.sum()), "v", markersize=3, clip_on=False,
+        ax.plot(group["step_size"][descends], [style.EDGE] * int(descends.sum()), "v", markersize=3, clip_on=False,
                 transform=ax.get_xaxis_transform(), **look)  # fmt: skip

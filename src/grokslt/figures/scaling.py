@@ -41,17 +41,29 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
             ax.plot(grid, slope * grid + intercept, "-", color=colour, linewidth=1)
             label += f" (R$^2$ = {r2:.3f})"
         ax.plot([], [], "-", color=colour, linewidth=1, label=label)
-    never = rows[~grokked]
-    label = "never reached val 95% (not fitted)" if len(never) else None
-    ax.plot(never[x], style.on_scale(style.with_marks(never, "final_"), "final_llc"), "s", mfc="none", color="0.5",
-            markersize=3.5, markeredgewidth=0.6, label=label)  # fmt: skip
     overlay_authors(ax, rows[grokked], x, authors)
+    draw_never_grokked(ax, rows[~grokked], x)
     style.legend_marks(ax, final_estimates(rows[grokked], x))
     ax.set_title(title + counts_note(rows, grokked), fontsize=6)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"final LLC $\hat\lambda$" + style.preset_note(rows))
     ax.legend(fontsize=5)
     return fig
+
+
+def draw_never_grokked(ax, never: pd.DataFrame, x: str) -> None:
+    """The final LLCs of runs that never reached val 95% as open grey squares, inside the fitted runs' y-range:
+    one beyond it sits at the edge (its value off the axis) rather than stretching the scale of the fits."""
+    if never.empty:
+        return
+    values = style.on_scale(style.with_marks(never, "final_"), "final_llc")
+    limits = ax.get_ylim() if ax.has_data() else (values.min(), values.max())
+    shown = values.clip(*limits)
+    edge = "; at the edge: off the axis" if (shown != values).any() else ""
+    ax.plot(never[x], shown, "s", mfc="none", color="0.5", markersize=3.5, markeredgewidth=0.6, clip_on=False,
+            label=f"never reached val 95% (not fitted{edge})")  # fmt: skip
+    if ax.has_data():
+        ax.set_ylim(*limits)
 
 
 def final_estimates(rows: pd.DataFrame, x: str) -> pd.DataFrame:

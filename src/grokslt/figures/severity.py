@@ -73,7 +73,7 @@ def severity_line(ax, rows: pd.DataFrame, colour, label: str) -> None:
     ax.plot(grokked["lr"], grokked["gsm"], "o-", color=colour, markersize=3, label=label)
     never = sorted(set(rows.loc[~rows["grokked"], "lr"]) - set(grokked["lr"]))
     if never:
-        ax.plot(never, [0.0] * len(never), "^", mfc="none", color=colour, markersize=4, clip_on=False,
+        ax.plot(never, [style.EDGE] * len(never), "^", mfc="none", color=colour, markersize=4, clip_on=False,
                 transform=ax.get_xaxis_transform())  # fmt: skip
 
 

@@ -65,13 +65,14 @@ def mark_estimates(ax, table: pd.DataFrame, colour, labelled: bool = True, size:
             continue
         label = MARK_LABELS[kind] if labelled else None
         if kind == "descends":  # x in data, y in axes fraction: the autoscaled y-range never sees them
-            ax.plot(table[x][chosen], [0.0] * int(chosen.sum()), linestyle="none", color=colour, markersize=size + 1,
+            ax.plot(table[x][chosen], [EDGE] * int(chosen.sum()), linestyle="none", color=colour, markersize=size + 1,
                     clip_on=False, transform=ax.get_xaxis_transform(), label=label, **MARKS[kind])  # fmt: skip
         else:
             ax.plot(table[x][chosen], table[y][chosen], linestyle="none", color=colour, markersize=size, label=label,
                     **MARKS[kind])  # fmt: skip
 
 
+EDGE = 0.04  # axes fraction: where marks of values off the axis sit, just inside its bottom edge
 MARKS = {
     "converged": {"marker": "o"},
     "not converged": {"marker": "o", "mfc": "none", "markeredgewidth": 0.6},

@@ -65,10 +65,8 @@ def theory_vs_measurement(read, experiments: list[str]):
     fig, (p_ax, K_ax, rank_ax) = plt.subplots(1, 3, figsize=(style.PAGE_WIDTH, 2.5))
     normalised_panel(p_ax, by_p, "p", "hidden", "modulus $p$", "LLCs against p")
     normalised_panel(K_ax, by_K, "hidden", "p", "hidden width $K$", "LLCs against K")
+    style.legend_marks(p_ax, measured_finals(pd.concat([by_p, by_K]), "p"), "measured: ", size=3)
     p_ax.legend(fontsize=5)
-    style.legend_marks(K_ax, measured_finals(pd.concat([by_p, by_K]), "p"), "measured: ", size=3)
-    if K_ax.get_legend_handles_labels()[0]:
-        K_ax.legend(fontsize=5)
     limit = float(np.nanmax(rank_checks[["generic_llc", "parameter_map_llc", "data_llc"]].to_numpy())) * 1.05
     rank_ax.plot([0, limit], [0, limit], color="0.6", linewidth=0.8)
     rank_ax.plot(
