@@ -75,3 +75,14 @@ def final_llc(evidence: Evidence, runs: pd.DataFrame) -> pd.Series:
 def final_estimates(evidence: Evidence, runs) -> pd.DataFrame:
     """The last row of each run's LLC series (step, llc, mcse, converged, local), in the order of `runs`."""
     return pd.concat([evidence.llc[run].iloc[-1:] for run in runs], ignore_index=True)
+
+
+def grokked(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs that reached val 95% (`grok_step_95`), and those that never did: a final LLC of a run that has not
+    generalised is not the paper's final LLC, and a claim on final LLCs leaves those runs out."""
+    reached = runs["grok_step_95"].notna()
+    return runs[reached], runs[~reached]
+
+
+def never_grokked_note(never: pd.DataFrame) -> str:
+    return f"; runs that never reached val 95%, left out: {len(never)}" if len(never) else ""

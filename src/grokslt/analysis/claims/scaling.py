@@ -7,14 +7,24 @@ import math
 import pandas as pd
 from scipy import stats
 
-from grokslt.analysis.claims.evidence import FAILS, HOLDS, INCONCLUSIVE, final_llc, label, row
+from grokslt.analysis.claims.evidence import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    final_llc,
+    grokked,
+    label,
+    never_grokked_note,
+    row,
+)
 from grokslt.analysis.claims.statistics import ols
 from grokslt.analysis.theory import SUBABUNDANT
 
 # Linear laws: holds when R^2 >= 0.95, the slope exceeds 3 standard errors and no quadratic term exceeds its
 # two-sided 95% t critical value (residual degrees of freedom n - 3: curvature decides linearity), for every
 # line; fails when some line has R^2 < 0.8 or a slope <= 0; otherwise (or with fewer than 4 points) inconclusive.
-# Figure 1b's law is the subabundant regime's (K (d + p - 1) < p d (d + 1) / 2): wider runs are left out.
+# Figure 1b's law is the subabundant regime's (K (d + p - 1) < p d (d + 1) / 2): wider runs are left out, and so
+# are the runs that never reached val 95% (a final LLC of a run that has not generalised is not the paper's).
 # Each line also reports the final LLC over the parameter count d = 3pK, and the trivial null: d is itself
 # linear in p and K, so a second row fits LLC = a K_eff (3p - 1) / 2 (Corollary 5.4, K_eff measured) and
 # LLC = b d, both through 0, and holds when the theory's fit leaves at most half the null's residual sum of
@@ -24,20 +34,23 @@ NULL_RSS_HOLDS = 0.5
 
 
 def linear_law(evidence, preset, claim, experiment, x, line, regime: str | None = None) -> list[dict]:
-    """The law per line; with `regime`, over the runs in that regime of Corollary 4.2 only (the note says how
-    many others were left out)."""
+    """The law per line over the runs that reached val 95%; with `regime`, over the runs in that regime of
+    Corollary 4.2 only (the note says how many others were left out)."""
     runs = evidence.runs(experiment)
     tag = label(evidence, preset, runs)
+    runs, never = grokked(runs)
     runs, outside = in_regime(runs, regime)
     out = []
     for value, group in sorted(runs.assign(final=final_llc(evidence, runs)).groupby(line)):
-        left_out = regime_note(outside[outside[line] == value], regime)
+        left_out = regime_note(outside[outside[line] == value], regime) + never_grokked_note(
+            never[never[line] == value]
+        )
         means = group.groupby(x)["final"].mean()
         name = f"{'K' if line == 'hidden' else line} = {value}"
         fitted = {"reads": tuple(group["run"])}
         if len(means) < 4:
             out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", math.nan, math.nan, INCONCLUSIVE,
-                           len(means), "fewer than 4 sizes") | fitted)  # fmt: skip
+                           len(means), "fewer than 4 sizes" + left_out) | fitted)  # fmt: skip
             continue
         coef, se, r2 = ols(means.index, means.to_numpy())
         quadratic, quadratic_se, _ = ols(means.index, means.to_numpy(), 2)
@@ -57,7 +70,7 @@ def linear_law(evidence, preset, claim, experiment, x, line, regime: str | None 
         out.append(row(claim, tag, f"R^2 of final LLC on {x} ({name})", r2, math.nan, verdict, len(means),
                        note + left_out) | fitted)  # fmt: skip
         out.append(beats_d_null(claim, tag, group, name) | fitted)
-    note = f"no runs of {experiment}{regime_note(outside, regime)}"
+    note = f"no runs of {experiment}{regime_note(outside, regime)}{never_grokked_note(never)}"
     return out or [row(claim, tag, "R^2", math.nan, math.nan, INCONCLUSIVE, 0, note) | {"reads": ()}]
 
 
