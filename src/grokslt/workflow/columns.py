@@ -327,7 +327,7 @@ TABLES = [
         },
     ),
     Table(
-        "runs/RUN/traces/step{STEP:06d}.nc",
+        "runs/RUN/traces/step{STEP}.nc",
         "Per-pair posterior traces at one decisive checkpoint (`grokslt llc --pair-traces`), an ArviZ DataTree in "
         "NetCDF (`grokslt.estimation.pair_traces`; load with `xarray.open_datatree`).",
         {
@@ -516,7 +516,7 @@ def observed_columns() -> dict[str, list[str]]:
             "runs/RUN/refined.csv": with_statistics(root / "refined.csv"),
             "runs/RUN/refined/{KIND}.csv": with_statistics(root / "weights_V.csv"),
             "runs/RUN/waic.csv": _header(root / "waic.csv"),
-            "runs/RUN/traces/step{STEP:06d}.nc": trace_variables,
+            "runs/RUN/traces/step{STEP}.nc": trace_variables,
             "summary/runs.csv": _header(root / "runs.csv"),
             **{
                 f"theory/{name}.csv": _header(root / "theory" / f"{name}.csv")
