@@ -238,7 +238,8 @@ TABLES = [
     ),
     Table(
         TRACES,
-        "The chains' losses behind the LLC table of the same name (`grokslt llc --traces`), a NumPy .npz archive.",
+        "The chains' losses behind the LLC table of the same name (`grokslt llc --traces`), a NumPy .npz archive; "
+        "`grokslt.estimation.llc_chains.load_llc_chains(RUN_DIR)` gives a run's chains as an ArviZ DataTree.",
         {
             "steps": "the checkpoints' steps, int64 [checkpoints]",
             "loss_trace": "the minibatch loss L_t at every draw of every chain, float32 [checkpoints, chains, draws]",
@@ -329,7 +330,8 @@ TABLES = [
     Table(
         "runs/RUN/traces/step{STEP}.nc",
         "Per-pair posterior traces at one decisive checkpoint (`grokslt llc --pair-traces`), an ArviZ DataTree in "
-        "NetCDF (`grokslt.estimation.pair_traces`; load with `xarray.open_datatree`).",
+        "NetCDF (`grokslt.estimation.pair_traces`; load with `xarray.open_datatree`); STEP zero-padded to six "
+        "digits (step000600.nc), so that sorted names sort by step.",
         {
             "posterior/loss": "L_n(w_t) on the training set at each observed draw (chain, draw)",
             "posterior/distance_sq": "||w_t - w*||^2 (chain, draw)",
