@@ -132,3 +132,15 @@ def _close():
 
     yield
     plt.close("all")
+
+
+def test_figures_draw_when_no_run_grokked():
+    """The tiny config's vary_p runs never reach val 95%: an all-blank grok_step_95 is an answer, not an error."""
+    summary = [summary_row(f"K{k}", "vary_K", grokked=False, hidden=k, final_llc=float(k)) for k in (8, 16)]
+    ax = fig1b(reads(summary), "vary_K").axes[0]
+    assert "fitted: the 0 of 2 runs that reached val 95%" in ax.get_title()
+    assert [list(line.get_xdata()) for line in marked(ax, "s")] == [[8, 16]]
+    summary = [summary_row(f"lr{lr}", "vary_lr_wd", grokked=False, lr=lr) for lr in (1e-3, 1e-2)]
+    assert [list(line.get_xdata()) for line in marked(fig9(reads(summary), "vary_lr_wd").axes[0], "^")] == [
+        [1e-3, 1e-2]
+    ]

@@ -24,7 +24,7 @@ def draw_scaling(summary: pd.DataFrame, experiment: str, x: str, line: str, xlab
     with +-MCSE bars where converged (a non-converged chain's MCSE is no honest error bar); the final LLCs of runs
     that never grokked are drawn apart (grey squares) and left out of the fits."""
     rows = inputs.experiment_rows(summary, experiment, "summary/runs.csv")
-    needed = [x, line, "final_llc", "final_mcse", "final_converged", "final_local", "grok_step_95"]
+    needed = [x, line, "final_llc", "final_mcse", "final_converged", "final_local"]  # grok_step_95 may be all blank
     inputs.require_columns(rows, needed, "summary/runs.csv")
     fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 2.8))
     grokked = inputs.grokked(rows)

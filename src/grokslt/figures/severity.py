@@ -83,7 +83,7 @@ def fig9(read, experiment: str):
     theirs = authors_values(rows, read.authors_runs())
     certified = read.certified
     peaks_certified = certified_peaks(rows, certified)
-    inputs.require_columns(rows, ["peak_converged", "peak_local", "grok_step_95"], "summary/runs.csv")
+    inputs.require_columns(rows, ["peak_converged", "peak_local"], "summary/runs.csv")
     batches = sorted(rows["batch_size"].unique())
     height = 6.0 if len(peaks_certified) else 4.2
     fig, axes = plt.subplots(

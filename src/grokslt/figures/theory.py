@@ -54,7 +54,7 @@ def measured_finals(rows: pd.DataFrame, x: str) -> pd.DataFrame:
 
 def theory_vs_measurement(read, experiments: list[str]):
     summary, rank_checks = read.summary, read.csv("rank_checks")
-    needed = ["p", "hidden", "final_llc", "final_converged", "final_local", "grok_step_95", "final_keff_llc",
+    needed = ["p", "hidden", "final_llc", "final_converged", "final_local", "final_keff_llc",
               "generic_llc", "lazy_lower", "lazy_upper"]  # fmt: skip
     by_p = inputs.experiment_rows(summary, experiments[0], "summary/runs.csv")
     by_K = inputs.experiment_rows(summary, experiments[-1], "summary/runs.csv")
