@@ -34,9 +34,9 @@ def refined(read, experiment):
     for i, (subset, rows) in enumerate(all_weights.groupby("data", sort=False)):
         draw_trajectory(data_ax, rows, style.PALETTE[i + 4], f"posterior of {subset} pairs", labelled=False)
     data_ax.set_ylabel("LLC, all weights")
-    if (table["llc"] < 0).any():
-        data_ax.set_title("below 0: w* is not a minimum of that loss, so the chains descend it", fontsize=5,
-                          color="0.35")  # fmt: skip
+    if style.descending(table).any():
+        data_ax.set_title("triangles at the bottom: w* is not a minimum of that loss, the chains descend it (no "
+                          "basin's LLC, value off the axis)", fontsize=5, color="0.35")  # fmt: skip
     draw_waic(waic_ax, read, log)
     for ax in (weights_ax, data_ax, waic_ax):
         for key, label in (
@@ -58,7 +58,7 @@ def refined(read, experiment):
 
 def draw_trajectory(ax, rows: pd.DataFrame, colour, label: str, labelled: bool) -> None:
     rows = rows.sort_values("step")
-    ax.plot(rows["step"], rows["llc"], color=colour, linewidth=1.0, label=label)
+    ax.plot(rows["step"], style.on_scale(rows), color=colour, linewidth=1.0, label=label)
     style.mark_estimates(ax, rows, colour, labelled=labelled, size=2.0)
 
 
