@@ -34,13 +34,13 @@ def main(argv: list[str] | None = None) -> None:
     # a run that never reached val 95% (grok_step_95 blank) never grokked: its final LLC is not the paper's, its
     # GSM of 0 no "no delay"; an estimate that is not local (final_local) or not converged is no trusted LLC
     grokked = summary["grok_step_95"].notna()
-    print(f"{int((~grokked).sum())} of {len(summary)} runs never reached val 95%: left out below unless asked for")
+    print(f"{int((~grokked).sum())} of {len(summary)} runs never reached val 95%: left out below unless none did")
 
     # one run: its settings (params.csv, one row) and its evaluations (loss_data.csv, one row per checkpoint)
-    finished = summary[(summary["status"] != "diverged") & grokked]
+    finished = summary[summary["status"] != "diverged"]
+    if grokked[finished.index].any():  # a run that grokked, where there is one
+        finished = finished[grokked]
     baseline = finished[finished["experiments"].fillna("").str.split(";").apply(lambda names: "baseline" in names)]
-    if args.run is None and finished.empty:
-        sys.exit("no run reached val 95%: give one with --run RUN")
     run = args.run or (baseline if len(baseline) else finished)["run"].iloc[0]
     if not summary.loc[summary["run"] == run, "grok_step_95"].notna().all():
         print(f"note: run {run} never reached val 95%: its final LLC is not the paper's final LLC")
