@@ -402,6 +402,9 @@ def test_waic_claim_holds_when_waic_tracks_and_sizes_the_gap_and_fails_when_it_s
     assert waic_predicts_val_loss(late, {run: traced() for run in late})[0]["verdict"] == FAILS
     untrusted = waic_predicts_val_loss(runs, {run: traced(converged=False) for run in runs})
     assert {r["verdict"] for r in untrusted} == {INCONCLUSIVE} and "not converged" in untrusted[0]["note"]
+    short = {run: table.iloc[:2] for run, table in runs.items()}  # no run at 3 checkpoints: nothing was read
+    [unread] = waic_predicts_val_loss(short, {run: traced(converged=False) for run in short})
+    assert unread["note"] == "no run with per-pair traces at 3 checkpoints (refined.traces)"
 
 
 def test_the_trajectory_claims_are_decided_for_each_model_family_on_its_own_runs():
