@@ -137,6 +137,7 @@ def run_dataset(args: argparse.Namespace) -> None:
 @command("llc", "estimate the LLC at checkpoints of a run")
 def run_llc(args: argparse.Namespace) -> None:
     from grokslt.estimation.checkpoint_llc import write_llc_table
+    from grokslt.estimation.laplace import LaplaceSettings
 
     runtime.checked_device(args.device)
     if args.if_chosen and no_choice(args):
@@ -158,6 +159,7 @@ def run_llc(args: argparse.Namespace) -> None:
         pair_traces=args.pair_traces,
         retry_draws=args.retry_draws,
         first_try=args.first_try,
+        laplace=settings.from_arguments(LaplaceSettings, args),
     )
 
 
@@ -371,6 +373,7 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
     from grokslt.analysis.hessian import HessianSettings
+    from grokslt.estimation.laplace import LaplaceSettings
     from grokslt.training.data import DatasetSettings
     from grokslt.training.train import TrainConfig
 
@@ -404,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --retry-draws: the first tries, written by this command without it")  # fmt: skip
     llc.add_argument("--if-chosen", action="store_true",
                      help="with --preset calibrated: an empty table when the calibration chose nothing")  # fmt: skip
+    settings.add_arguments(llc.add_argument_group("the Laplace estimand beside each estimate"), LaplaceSettings)
     hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])
     add_selection_arguments(hessian)
     hessian.add_argument("--preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))

@@ -18,6 +18,8 @@ import numpy as np
 import torch
 
 from grokslt.errors import BadInput, ComputationFailed
+from grokslt.estimation.laplace import COLUMNS as LAPLACE_COLUMNS
+from grokslt.estimation.laplace import LaplaceSettings, laplace_columns
 from grokslt.estimation.llc import LLCResult, estimate_llc_stacked, result_columns
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import format_cell
@@ -127,12 +129,15 @@ def write_llc_table(
     pair_traces: str | None = None,
     retry_draws: int | None = None,
     first_try: str | None = None,
+    laplace: LaplaceSettings | None = None,
 ) -> list[dict]:
     """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
     (and optionally the loss traces, and the per-pair traces as `pair_traces`/step<STEP>.nc,
     `grokslt.estimation.pair_traces`). With `retry_draws`, an estimate that did not converge is estimated again
     with that many draws (`retry_unconverged`); with `first_try` too, the first tries are that table's, written by
-    the same command without `retry_draws`. Every input is checked before the first estimate."""
+    the same command without `retry_draws`. Beside each estimate of the quadratic network on all its weights and
+    its training set: lambda_Q and the V-only estimand at its (nbeta, gamma) (`grokslt.estimation.laplace`).
+    Every input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
     from grokslt.estimation.refined import check_network_supports, weight_pieces
@@ -157,7 +162,7 @@ def write_llc_table(
     batch_size = run.batch_size
     label = label or (preset if isinstance(preset, str) else "custom")
     fixed = settings_columns(settings, label, backend, batch_size, seed)
-    columns = ["step", *dict.fromkeys([*result_columns(settings), *fixed])]
+    columns = ["step", *dict.fromkeys([*result_columns(settings), *LAPLACE_COLUMNS, *fixed])]
     first_rows = first_try_rows(first_try, run_dir, selected, fixed, columns) if first_try else None
     checkpoints = [(step, run.load(step)) for step in selected]
     for _, params in checkpoints if run.network.paper_model else ():  # an empty weight group, before any estimate
@@ -179,8 +184,20 @@ def write_llc_table(
         rows = first_rows
     if retry_draws:
         rows = retry_unconverged(estimate, checkpoints, rows, settings.replace(num_draws=retry_draws), fixed)
+    laplace = laplace or LaplaceSettings()
+    if not (run.network.paper_model and settings.weights == "all" and settings.data == "train"):
+        laplace = dataclasses.replace(laplace, laplace_probes=0)  # lambda_Q is the whole network's, on L_n
+    rows = [row | laplace_beside(row, params, run.data, settings, laplace, seed) for row, (_, params) in
+            zip(rows, checkpoints, strict=True)]  # fmt: skip
     write_csv(out, rows, columns)
     return rows
+
+
+def laplace_beside(row: dict, params, data, settings: SamplerSettings, laplace: LaplaceSettings, seed: int) -> dict:
+    """The Laplace columns of an estimate's row, at its own nbeta and gamma (a row kept from a first try is text)."""
+    step = int(row["step"])
+    nbeta, llc, mcse = (float(row[name]) for name in ("nbeta", "llc_mean", "mcse"))
+    return laplace_columns(params, data, nbeta, settings.localization, laplace, step_seed(seed, step), llc, mcse)
 
 
 def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str | None, first_try: str | None):
