@@ -171,6 +171,14 @@ def run_hessian(args: argparse.Namespace) -> None:
     write_hessian_table(args.run, args.out, args.preset, overrides, args.steps, args.chunk, args.seed)
 
 
+@command("coefficient", "the data-rank learning coefficient at interpolating checkpoints beside lambda_Q and tr(H) / 2")
+def run_coefficient(args: argparse.Namespace) -> None:
+    from grokslt.analysis.coefficient import write_coefficient_table
+
+    write_coefficient_table(args.run, args.out, args.steps, args.chunk, args.every, args.probes, args.lanczos_steps,
+                            args.seed)  # fmt: skip
+
+
 @command("theory", "closed-form LLCs and their numerical checks, or theory at a run's checkpoints")
 def run_theory(args: argparse.Namespace) -> None:
     from grokslt.analysis import theory
@@ -413,6 +421,12 @@ def build_parser() -> argparse.ArgumentParser:
     hessian.add_argument("--preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))
     settings.add_arguments(hessian.add_argument_group("overrides of the preset"), HessianSettings, defaults=False)
     hessian.add_argument("--seed", type=int, default=0)
+    coefficient = sub.add_parser("coefficient", help=COMMANDS["coefficient"][1])
+    add_selection_arguments(coefficient)
+    coefficient.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
+    coefficient.add_argument("--probes", type=int, default=4, help="Rademacher probes of the Lanczos quadrature")
+    coefficient.add_argument("--lanczos-steps", type=int, default=100, help="Lanczos steps per probe")
+    coefficient.add_argument("--seed", type=int, default=0)
     theory = sub.add_parser("theory", help=COMMANDS["theory"][1])
     theory.add_argument("--out", required=True, help="output directory (tables) or CSV (with --run)")
     theory.add_argument("--run", help="a run directory: theory at its checkpoints")
