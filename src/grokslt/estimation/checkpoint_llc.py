@@ -26,7 +26,7 @@ from grokslt.io import format_cell
 from grokslt.settings import as_columns
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network
-from grokslt.training.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
+from grokslt.training.runs import load_run, parse_steps, run_seed, select_run_steps, select_steps, step_seed
 
 BACKENDS = ("native", "devinterp")
 log = logging.getLogger(__name__)
@@ -133,7 +133,8 @@ def write_llc_table(
 ) -> list[dict]:
     """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
     (and optionally the loss traces, and the per-pair traces as `pair_traces`/step<STEP>.nc,
-    `grokslt.estimation.pair_traces`). With `retry_draws`, an estimate that did not converge is estimated again
+    `grokslt.estimation.pair_traces`). The chains' seed is `seed` made the run's own (`runs.run_seed`: runs compared by
+    a claim draw independent noise), recorded as `seed` beside `seed_base`. With `retry_draws`, an estimate that did not converge is estimated again
     with that many draws (`retry_unconverged`); with `first_try` too, the first tries are that table's, written by
     the same command without `retry_draws`. Beside each estimate of the quadratic network on all its weights and
     its training set: lambda_Q and the V-only estimand at its (nbeta, gamma) (`grokslt.estimation.laplace`).
@@ -161,7 +162,8 @@ def write_llc_table(
     selected = select_run_steps(run, steps, chunk, every)
     batch_size = run.batch_size
     label = label or (preset if isinstance(preset, str) else "custom")
-    fixed = settings_columns(settings, label, backend, batch_size, seed)
+    seed_base, seed = seed, run_seed(seed, run.config)
+    fixed = settings_columns(settings, label, backend, batch_size, seed) | {"seed_base": seed_base}
     columns = ["step", *dict.fromkeys([*result_columns(settings), *LAPLACE_COLUMNS, *fixed])]
     first_rows = first_try_rows(first_try, run_dir, selected, fixed, columns) if first_try else None
     checkpoints = [(step, run.load(step)) for step in selected]

@@ -272,7 +272,8 @@ def laplace_columns(params: dict, data, nbeta: float, gamma: float, settings: La
     """lambda_Q at the estimate's own (nbeta, gamma) with its standard error and quadrature bracket; the V-only
     estimand (W held at w*, closed form), V's learning coefficient p rank / 2 and the fraction of it reached
     (CLAIMS.md's reach rule); and the estimate's excess over lambda_Q, what the singularities add beyond the
-    Laplace approximation (its error: the LLC's MCSE and lambda_Q's standard error in quadrature)."""
+    Laplace approximation (its error: the LLC's MCSE and lambda_Q's standard error in quadrature), each to 10
+    significant digits (`significant`)."""
     recorded = as_columns(settings)
     if settings.laplace_probes == 0 or gamma <= 0:
         return dict.fromkeys(ESTIMATES, math.nan) | recorded
@@ -282,7 +283,7 @@ def laplace_columns(params: dict, data, nbeta: float, gamma: float, settings: La
     laplace = quadrature.laplace_estimand(nbeta, gamma)
     v_only = v_only_estimand(W, V, data, nbeta, gamma)
     coefficient = v_only["learning_coefficient"]
-    return {
+    values = {
         "lambda_q": laplace["value"],
         "lambda_q_stderr": laplace["stderr"],
         "lambda_q_lower": laplace["lower"],
@@ -292,5 +293,11 @@ def laplace_columns(params: dict, data, nbeta: float, gamma: float, settings: La
         "v_reach": v_only["estimand"] / coefficient if coefficient > 0 else math.nan,
         "llc_minus_lambda_q": llc - laplace["value"],
         "llc_minus_lambda_q_stderr": math.hypot(llc_mcse, laplace["stderr"]),
-        **recorded,
     }
+    return {name: significant(value) for name, value in values.items()} | recorded
+
+
+def significant(value: float, digits: int = 10) -> float:
+    """`value` to `digits` significant digits: far below lambda_Q's own error, and enough to make the table's bytes
+    independent of the last bits of BLAS results, which depend on how the arrays happen to be aligned in memory."""
+    return float(f"{value:.{digits - 1}e}") if math.isfinite(value) else value

@@ -225,12 +225,13 @@ _LLC_MEANINGS = {  # where a sampler setting's name means the value used
     "init_loss": "L_init: the loss at the checkpoint that the draws are compared with (see init_loss_mode)",
     "nbeta": "inverse temperature n beta used (B / ln B of the batch size B where the preset leaves it open)",
     "batch_size": "the run's training batch size: the sampler's minibatch size and B in nbeta = B / ln B",
-    "seed": "seed of the sampler's chains",
+    "seed": "seed of the sampler's chains: seed_base made the run's own (grokslt.training.runs.run_seed, from every training setting), so that runs draw independent noise",
+    "seed_base": "the seed given to grokslt llc (the config's llc.seed, certified.seed, ...), from which seed is derived",
 }
 
 _RETRIED_MEANINGS = {
     "num_draws": "draws per chain: the first try's, or certified.retry_draws where the row is the second try at an estimate that did not converge",
-    "seed": "seed of the sampler's chains (a second try's chains draw noise of their own from it: step_seed(seed, step, attempt 1))",
+    "seed": "seed of the sampler's chains, derived from seed_base and the run (a second try's chains draw noise of their own from it: step_seed(seed, step, attempt 1))",
 }
 
 TABLES = [
