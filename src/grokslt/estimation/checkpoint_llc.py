@@ -133,11 +133,12 @@ def write_llc_table(
 ) -> list[dict]:
     """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
     (and optionally the loss traces, and the per-pair traces as `pair_traces`/step<STEP>.nc,
-    `grokslt.estimation.pair_traces`). The chains' seed is `seed` made the run's own (`runs.run_seed`: runs compared by
-    a claim draw independent noise), recorded as `seed` beside `seed_base`. With `retry_draws`, an estimate that did not converge is estimated again
-    with that many draws (`retry_unconverged`); with `first_try` too, the first tries are that table's, written by
-    the same command without `retry_draws`. Beside each estimate of the quadratic network on all its weights and
-    its training set: lambda_Q and the V-only estimand at its (nbeta, gamma) (`grokslt.estimation.laplace`).
+    `grokslt.estimation.pair_traces`). The chains' seed is `seed` made the run's own (`runs.run_seed`: runs
+    compared by a claim draw independent noise), recorded as `seed` beside `seed_base`. With `retry_draws`, an
+    estimate that did not converge is estimated again with that many draws (`retry_unconverged`); with `first_try`
+    too, the first tries are that table's, written by the same command without `retry_draws`. Beside each estimate
+    of the quadratic network on all its weights and its training set: lambda_Q and the V-only estimand at its
+    (nbeta, gamma) (`grokslt.estimation.laplace`).
     Every input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
