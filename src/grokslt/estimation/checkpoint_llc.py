@@ -8,6 +8,7 @@ checkpoints share its job.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time

@@ -419,6 +419,8 @@ TABLES = [
             "model": "the model family whose runs the row tests: quadratic (every claim) or another family "
             "(the Figure 2 claims, on all of that family's runs)",
             "preset": "the LLC series tested: the runs' own sampler preset (e.g. paper_code) or certified",
+            "estimator": "what the row's statistic was computed on: llc (the sampler's estimates) or lambda_Q (the "
+            "Laplace estimand at the same nbeta and gamma beside each estimate: CLAIMS.md's quadratic null)",
             "note": "details: the fitted line, the interval, or why the data cannot decide",
         },
     ),
