@@ -18,11 +18,9 @@ import csv
 import time
 from pathlib import Path
 
-import pandas as pd
-
 from grokslt import runtime
-from grokslt.estimation.checkpoint_llc import write_llc_table
-from grokslt.training.metrics import transition_steps
+from grokslt.estimation.checkpoint_llc import Checkpoints, Sampling, write_llc_table
+from grokslt.training.runs import decisive_steps, load_run
 
 SETTINGS = {
     "paper_code": {"preset": "paper_code"},
@@ -89,13 +87,6 @@ COLUMNS = [
 ]  # fmt: skip
 
 
-def decisive_steps(run: Path, peak: int) -> dict[str, int]:
-    log = pd.read_csv(run / "train_log.csv")
-    marks = transition_steps(log["step"], log["train_acc"], log["val_acc"])
-    return {"memorisation": marks["memorisation_step"], "peak": peak, "val50": marks["grok_step_50"],
-            "val95": marks["grok_step_95"], "stop": int(log["step"].iloc[-1])}  # fmt: skip
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, default=Path("results/measure/baseline"))
@@ -108,7 +99,8 @@ def main() -> None:
     parser.add_argument("--append", action="store_true", help="add rows to an existing table")
     args = parser.parse_args()
     runtime.configure(1)
-    steps = decisive_steps(args.run, args.peak)
+    # the run's own decisive checkpoints, with the LLC peak of the authors' log in place of its own
+    steps = decisive_steps(load_run(args.run), llc_peak=False) | {"llc_peak": args.peak}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fresh = not args.out.exists() or not args.append
     with open(args.out, "w" if fresh else "a", newline="") as handle:
@@ -121,9 +113,9 @@ def main() -> None:
                 preset = spec.pop("preset", "paper_code")
                 began = time.perf_counter()
                 scratch = args.out.with_suffix(f".{name}.tmp.csv")
-                rows = write_llc_table(args.run, scratch, preset=preset, overrides={**spec, "num_chains": args.chains},
-                                       steps=args.steps or ",".join(map(str, sorted(set(steps.values())))),
-                                       seed=seed)  # fmt: skip
+                sampling = Sampling(preset, {**spec, "num_chains": args.chains}, seed=seed)
+                chosen = Checkpoints(args.steps or ",".join(map(str, sorted(set(steps.values())))))
+                rows = write_llc_table(args.run, scratch, sampling, chosen)
                 scratch.unlink()
                 seconds = (time.perf_counter() - began) / len(rows)
                 for row in rows:

@@ -15,20 +15,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from grokslt.analysis.llc_series import smoothed_llc
 from grokslt.io import write_csv
 
-SMOOTH = 3  # checkpoints in the centred rolling mean whose maximum is the peak (as the claims smooth)
 
-
-def landmarks(table: pd.DataFrame, column: str = "llc") -> dict:
+def landmarks(table: pd.DataFrame) -> dict:
     """The LLC's smoothed peak (step and raw value there), its value at the last checkpoint, and the share of
     estimates that are local and converged (a thinned trajectory's skipped checkpoints left out)."""
-    table = table[table[column].notna()].reset_index(drop=True)
-    smooth = table[column].rolling(SMOOTH, center=True, min_periods=1).mean()
-    peak = table.loc[smooth.idxmax()]
+    table = table[table["llc"].notna()].reset_index(drop=True)
+    peak = table.loc[smoothed_llc(table).idxmax()]  # as the claims smooth
     last = table.iloc[-1]
-    return {"peak_step": int(peak["step"]), "peak": round(float(peak[column]), 3),
-            "last": round(float(last[column]), 3),
+    return {"peak_step": int(peak["step"]), "peak": round(float(peak["llc"]), 3),
+            "last": round(float(last["llc"]), 3),
             "local": f"{int(table['local'].astype(bool).sum())}/{len(table)}",
             "converged": f"{int(table['converged'].astype(bool).sum())}/{len(table)}",
             "max_r_hat": round(float(table["r_hat"].max()), 3),

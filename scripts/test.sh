@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
-ruff check src tests benchmarks examples
+ruff check src tests benchmarks examples scripts
 snakefmt --check Snakefile workflow/rules
 snakemake --lint > /dev/null
 slurm_log=$(mktemp)

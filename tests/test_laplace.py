@@ -149,19 +149,20 @@ def test_every_llc_row_carries_lambda_q_at_its_own_settings(tiny_run, tmp_path):
     """The LLC table's Laplace columns are the quadrature's at the row's nbeta and gamma, seeded by the step."""
     import pandas as pd
 
-    from grokslt.estimation.checkpoint_llc import write_llc_table
+    from grokslt.estimation.checkpoint_llc import Checkpoints, Sampling, write_llc_table
     from grokslt.estimation.laplace import LaplaceSettings
-    from grokslt.training.runs import load_run, step_seed
+    from grokslt.training.runs import load_run, run_seed, step_seed
 
     laplace = LaplaceSettings(laplace_probes=3, laplace_lanczos_steps=12)
     out = tmp_path / "llc.csv"
-    write_llc_table(tiny_run, out, "paper_code", {"num_draws": 20, "num_burnin": 5}, steps="100", seed=4,
-                    laplace=laplace)  # fmt: skip
+    sampling = Sampling("paper_code", {"num_draws": 20, "num_burnin": 5}, seed=4)
+    write_llc_table(tiny_run, out, sampling, Checkpoints("100"), laplace=laplace)
     row = pd.read_csv(out).iloc[0]
     run = load_run(tiny_run)
     a, b, _ = run.data.subset("train")
     params = run.load(100)
-    expected = gauss_newton_quadrature(params["W"], params["V"], a, b, 3, 12, step_seed(4, 100))
+    seed = run_seed(4, run.config)  # the run's own, from the seed given
+    expected = gauss_newton_quadrature(params["W"], params["V"], a, b, 3, 12, step_seed(seed, 100))
     value = expected.laplace_estimand(row["nbeta"], row["localization"])
     assert row["lambda_q"] == pytest.approx(value["value"], rel=1e-9)
     assert row["lambda_q_lower"] <= row["lambda_q"] <= row["lambda_q_upper"]
@@ -175,10 +176,11 @@ def test_no_lambda_q_where_it_is_not_the_estimand(tiny_run, tmp_path):
     """A refined estimate (one weight group) is not the whole network's: its Laplace columns are empty."""
     import pandas as pd
 
-    from grokslt.estimation.checkpoint_llc import write_llc_table
+    from grokslt.estimation.checkpoint_llc import Checkpoints, Sampling, write_llc_table
 
     out = tmp_path / "llc.csv"
-    write_llc_table(tiny_run, out, "paper_code", {"num_draws": 20, "num_burnin": 5, "weights": "V"}, steps="100")
+    write_llc_table(tiny_run, out, Sampling("paper_code", {"num_draws": 20, "num_burnin": 5, "weights": "V"}),
+                    Checkpoints("100"))  # fmt: skip
     row = pd.read_csv(out).iloc[0]
     assert np.isnan(row["lambda_q"]) and np.isnan(row["v_reach"])
     assert row["laplace_probes"] == 0

@@ -9,7 +9,7 @@ import pytest
 from grokslt.analysis.hessian import write_hessian_table
 from grokslt.analysis.theory import write_checkpoint_theory
 from grokslt.errors import BadInput
-from grokslt.estimation.checkpoint_llc import write_llc_table
+from grokslt.estimation.checkpoint_llc import Checkpoints, Retry, Sampling, Saved, write_llc_table
 from grokslt.training.metrics import transition_steps
 from grokslt.training.runs import (
     chunk_names,
@@ -25,6 +25,7 @@ from grokslt.workflow.plan import thinned_count
 from grokslt.workflow.tables import loss_data
 
 TINY_SAMPLER = {"num_chains": 2, "num_burnin": 0, "num_draws": 16}
+TINY = Sampling(overrides=TINY_SAMPLER)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_chunk_jobs_split_the_checkpoints_into_blocks_of_at_most_chunk_size(chec
 def test_the_run_table_leaves_skipped_checkpoints_blank_and_refuses_a_missing_chosen_one(memorised, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a few draws make poor diagnostics
-        write_llc_table(memorised, tmp_path / "llc.csv", overrides=TINY_SAMPLER, every=4)
+        write_llc_table(memorised, tmp_path / "llc.csv", TINY, Checkpoints(every=4))
     write_hessian_table(memorised, tmp_path / "hessian.csv")
     write_checkpoint_theory(memorised, tmp_path / "theory.csv")
     llc, hessian = pd.read_csv(tmp_path / "llc.csv"), pd.read_csv(tmp_path / "hessian.csv")
@@ -115,9 +116,9 @@ def test_an_estimate_that_did_not_converge_is_estimated_again_with_more_draws(me
     monkeypatch.setattr(checkpoint_llc, "estimate_checkpoints", first_converges)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a few draws make poor diagnostics
-        rows = write_llc_table(memorised, tmp_path / "once.csv", overrides=TINY_SAMPLER, steps="100,200,300")
-        retried = write_llc_table(memorised, tmp_path / "retried.csv", overrides=TINY_SAMPLER, steps="100,200,300",
-                                  retry_draws=48)  # fmt: skip
+        rows = write_llc_table(memorised, tmp_path / "once.csv", TINY, Checkpoints("100,200,300"))
+        chosen = Checkpoints("100,200,300")
+        retried = write_llc_table(memorised, tmp_path / "retried.csv", TINY, chosen, retry=Retry(48))
     assert tries[-2:] == [([100, 200, 300], 16, 0), ([200, 300], 48, 1)]
     assert [row["num_draws"] for row in retried] == [16, 48, 48]
     assert retried[0]["llc_mean"] == rows[0]["llc_mean"]  # the converged first try is kept as it was
@@ -135,8 +136,8 @@ CANNOT_WORK = [
 @pytest.mark.parametrize("retry, saved, message", CANNOT_WORK)
 def test_a_retry_that_cannot_work_is_refused_before_any_estimate(memorised, tmp_path, retry, saved, message):
     with pytest.raises(BadInput, match=f"retry_draws = {retry}: {message}"):
-        write_llc_table(memorised, tmp_path / "llc.csv", overrides=TINY_SAMPLER, retry_draws=retry,
-                        **{key: str(tmp_path / name) for key, name in saved.items()})  # fmt: skip
+        saving = Saved(**{key: str(tmp_path / name) for key, name in saved.items()})
+        write_llc_table(memorised, tmp_path / "llc.csv", TINY, saved=saving, retry=Retry(retry))
     assert not (tmp_path / "llc.csv").exists()
 
 
@@ -148,10 +149,9 @@ def test_second_tries_from_a_first_try_table_are_the_rows_of_one_run_with_retrie
     run, steps = shutil.copytree(memorised, tmp_path / "run"), "100,200,300"  # the first tries live in the run's folder
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        write_llc_table(run, run / "at_once.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32)
-        write_llc_table(run, run / "first.csv", overrides=TINY_SAMPLER, steps=steps)
-        write_llc_table(run, run / "then.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32,
-                        first_try=str(run / "first.csv"))  # fmt: skip
+        write_llc_table(run, run / "at_once.csv", TINY, Checkpoints(steps), retry=Retry(32))
+        write_llc_table(run, run / "first.csv", TINY, Checkpoints(steps))
+        write_llc_table(run, run / "then.csv", TINY, Checkpoints(steps), retry=Retry(32, str(run / "first.csv")))
     assert (run / "then.csv").read_bytes() == (run / "at_once.csv").read_bytes()
     assert set(pd.read_csv(run / "then.csv")["num_draws"]) == {32}  # none converges at 16 draws
     lines = (run / "first.csv").read_text().splitlines()
@@ -161,21 +161,21 @@ def test_second_tries_from_a_first_try_table_are_the_rows_of_one_run_with_retrie
     (run / "kept.csv").write_text("\n".join(lines) + "\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        write_llc_table(run, run / "mixed.csv", overrides=TINY_SAMPLER, steps=steps, retry_draws=32,
-                        first_try=str(run / "kept.csv"))  # fmt: skip
+        write_llc_table(run, run / "mixed.csv", TINY, Checkpoints(steps), retry=Retry(32, str(run / "kept.csv")))
     mixed, at_once = (run / "mixed.csv").read_text().splitlines(), (run / "at_once.csv").read_text()
     assert mixed[1] == lines[1] and mixed[2:] == at_once.splitlines()[2:]  # kept as written; the others retried
     first = str(run / "first.csv")
     seeds = [run_seed(base, load_run(run).config) for base in (0, 1)]  # each run's own, from the seed given
     (tmp_path / "elsewhere.csv").write_bytes((run / "first.csv").read_bytes())
     refusals = [
-        ({"seed": 1, "retry_draws": 32, "first_try": first}, f"seed = {seeds[0]} in its rows, expected {seeds[1]}"),
-        ({"steps": "100,200", "retry_draws": 32, "first_try": first}, r"steps \['100', '200', '300'\] differ"),
-        ({"retry_draws": 32, "first_try": str(run / "then.csv")}, "num_draws = 32 in its rows, expected 16"),
-        ({"retry_draws": 32, "first_try": str(tmp_path / "elsewhere.csv")}, "not in the run's directory"),
-        ({"first_try": first}, "only with retry_draws"),
+        ((Sampling(overrides=TINY_SAMPLER, seed=1), steps, Retry(32, first)), f"seed = {seeds[0]} in its rows, "
+         f"expected {seeds[1]}"),  # fmt: skip
+        ((TINY, "100,200", Retry(32, first)), r"steps \['100', '200', '300'\] differ"),
+        ((TINY, steps, Retry(32, str(run / "then.csv"))), "num_draws = 32 in its rows, expected 16"),
+        ((TINY, steps, Retry(32, str(tmp_path / "elsewhere.csv"))), "not in the run's directory"),
+        ((TINY, steps, Retry(first_try=first)), "only with retry_draws"),
     ]
-    for change, message in refusals:
+    for (sampling, chosen, retry), message in refusals:
         with pytest.raises(BadInput, match=message):
-            write_llc_table(run, run / "x.csv", overrides=TINY_SAMPLER, **{"steps": steps, **change})
+            write_llc_table(run, run / "x.csv", sampling, Checkpoints(chosen), retry=retry)
     assert not (run / "x.csv").exists()

@@ -136,29 +136,21 @@ def run_dataset(args: argparse.Namespace) -> None:
 
 @command("llc", "estimate the LLC at checkpoints of a run")
 def run_llc(args: argparse.Namespace) -> None:
-    from grokslt.estimation.checkpoint_llc import write_llc_table
+    from grokslt.estimation.checkpoint_llc import Checkpoints, Retry, Sampling, Saved, write_llc_table
     from grokslt.estimation.laplace import LaplaceSettings
 
     runtime.checked_device(args.device)
     if args.if_chosen and no_choice(args):
         return
     write_llc_table(
-        run_dir=args.run,
-        out=args.out,
-        preset=sampler_preset(args),
-        overrides=sampler_overrides(args),
-        backend=args.backend,
-        steps=args.steps,
-        chunk=args.chunk,
-        seed=args.seed,
+        args.run,
+        args.out,
+        Sampling(sampler_preset(args), sampler_overrides(args), args.backend, args.seed, label=args.preset),
+        Checkpoints(args.steps, args.chunk, args.every),
+        Saved(args.traces, args.pair_traces),
+        Retry(args.retry_draws, args.first_try),
         device=args.device,
         stack=args.stack,
-        traces=args.traces,
-        label=args.preset,
-        every=args.every,
-        pair_traces=args.pair_traces,
-        retry_draws=args.retry_draws,
-        first_try=args.first_try,
         laplace=settings.from_arguments(LaplaceSettings, args),
     )
 

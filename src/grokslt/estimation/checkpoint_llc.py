@@ -12,7 +12,8 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -113,40 +114,65 @@ def settings_columns(settings: SamplerSettings, preset: str, backend: str, batch
     }
 
 
-def write_llc_table(
-    run_dir,
-    out,
-    preset: str = "paper_code",
-    overrides: dict | None = None,
-    backend: str = "native",
-    steps: str | None = None,
-    chunk: str | None = None,
-    seed: int = 0,
-    device: str = "cpu",
-    stack: int = 1,
-    traces: str | None = None,
-    label: str | None = None,
-    every: int | None = None,
-    pair_traces: str | None = None,
-    retry_draws: int | None = None,
-    first_try: str | None = None,
-    laplace: LaplaceSettings | None = None,
-) -> list[dict]:
-    """Estimate the LLC at the selected checkpoints of a run; write one CSV row per checkpoint
-    (and optionally the loss traces, and the per-pair traces as `pair_traces`/step<STEP>.nc,
-    `grokslt.estimation.pair_traces`). The chains' seed is `seed` made the run's own (`runs.run_seed`: runs
-    compared by a claim draw independent noise), recorded as `seed` beside `seed_base`. With `retry_draws`, an
-    estimate that did not converge is estimated again with that many draws (`retry_unconverged`); with `first_try`
-    too, the first tries are that table's, written by the same command without `retry_draws`. Beside each estimate
-    of the quadratic network on all its weights and its training set: lambda_Q and the V-only estimand at its
-    (nbeta, gamma) (`grokslt.estimation.laplace`).
-    Every input is checked before the first estimate."""
+@dataclass(frozen=True)
+class Sampling:
+    """How each checkpoint is estimated: `preset` with its `overrides`, by `backend`, the chains seeded from `seed`
+    and the checkpoint's step; `label` is the preset the rows name (the preset's own name by default)."""
+
+    preset: str | SamplerSettings = "paper_code"
+    overrides: Mapping = dataclasses.field(default_factory=dict)
+    backend: str = "native"
+    seed: int = 0
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class Checkpoints:
+    """Which checkpoints of the run (`grokslt.training.runs.select_run_steps`): `steps` (a list or a named set),
+    one `chunk` of them ('i/n'), every `every`-th."""
+
+    steps: str | None = None
+    chunk: str | None = None
+    every: int | None = None
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What is written beside the table: the loss traces (.npz) and the per-pair traces (a folder of
+    step<STEP>.nc, `grokslt.estimation.pair_traces`)."""
+
+    traces: str | None = None
+    pair_traces: str | None = None
+
+
+@dataclass(frozen=True)
+class Retry:
+    """An estimate that did not converge is estimated again with `draws` per chain (`retry_unconverged`); with
+    `first_try`, the first tries are that table's, written by the same command without retries."""
+
+    draws: int | None = None
+    first_try: str | None = None
+
+
+def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints: Checkpoints | None = None,
+                    saved: Saved | None = None, retry: Retry | None = None, device: str = "cpu",
+                    stack: int = 1, laplace: LaplaceSettings | None = None) -> list[dict]:  # fmt: skip
+    """Estimate the LLC at the selected checkpoints of a run on `device` (`stack` checkpoints' chains at once);
+    write one CSV row per checkpoint, and what `saved` asks for. The chains' seed is `sampling.seed` made the run's
+    own (`runs.run_seed`: runs compared by a claim draw independent noise), recorded as `seed` beside `seed_base`.
+    Beside each estimate of the quadratic network on all its weights and its training set: lambda_Q and the V-only
+    estimand at its (nbeta, gamma) (`grokslt.estimation.laplace`, with `laplace`'s probes and Lanczos steps). Every
+    input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import PAIR_SETS, check_pair_traces, pair_trace_tree, save_pair_traces
     from grokslt.estimation.refined import check_network_supports, weight_pieces
     from grokslt.io import save_npz, write_csv
 
-    settings = sampler_settings(preset, **(overrides or {}))
+    sampling, checkpoints = sampling or Sampling(), checkpoints or Checkpoints()
+    saved, retry = saved or Saved(), retry or Retry()
+    preset, backend, seed = sampling.preset, sampling.backend, sampling.seed
+    traces, pair_traces, retry_draws, first_try = saved.traces, saved.pair_traces, retry.draws, retry.first_try
+    settings = sampler_settings(preset, **sampling.overrides)
     if backend not in BACKENDS:
         raise BadInput(f"backend = {backend!r}: expected one of {BACKENDS}")
     if backend == "devinterp":
@@ -161,38 +187,38 @@ def write_llc_table(
         check_pair_traces(settings, backend, pair_traces)
     check_network_supports(settings, run.network)
     run.data.subset(settings.data)  # a residue outside 0..p-1 or an empty subset, before any work
-    selected = select_run_steps(run, steps, chunk, every)
+    selected = select_run_steps(run, checkpoints.steps, checkpoints.chunk, checkpoints.every)
     batch_size = run.batch_size
-    label = label or (preset if isinstance(preset, str) else "custom")
+    label = sampling.label or (preset if isinstance(preset, str) else "custom")
     seed_base, seed = seed, run_seed(seed, run.config)
     fixed = settings_columns(settings, label, backend, batch_size, seed) | {"seed_base": seed_base}
     columns = ["step", *dict.fromkeys([*result_columns(settings), *LAPLACE_COLUMNS, *fixed])]
     first_rows = first_try_rows(first_try, run_dir, selected, fixed, columns) if first_try else None
-    checkpoints = [(step, run.load(step)) for step in selected]
-    for _, params in checkpoints if run.network.paper_model else ():  # an empty weight group, before any estimate
+    loaded = [(step, run.load(step)) for step in selected]
+    for _, params in loaded if run.network.paper_model else ():  # an empty weight group, before any estimate
         weight_pieces(settings.weights, params["W"], params["V"])
     estimate = functools.partial(estimate_checkpoints, run.data, batch_size=batch_size, seed=seed, backend=backend,
                                  device=device, stack=stack, network=run.network)  # fmt: skip
     if first_rows is None:
         bar = _progress(len(selected))
         pair_sets = PAIR_SETS if pair_traces else ()
-        results = [result for result, _ in estimate(checkpoints, settings, progress=bar.update, pair_sets=pair_sets)]
+        results = [result for result, _ in estimate(loaded, settings, progress=bar.update, pair_sets=pair_sets)]
         bar.close()
         rows = [{"step": step, **result.summary(), **fixed} for step, result in zip(selected, results, strict=True)]
         if traces:  # (the traces hold one number of draws: never with second tries, check_retry)
             save_npz(traces, **trace_arrays(selected, results, settings))
-        for (step, params), result in zip(checkpoints, results, strict=True) if pair_traces else ():
+        for (step, params), result in zip(loaded, results, strict=True) if pair_traces else ():
             tree = pair_trace_tree(result, run.data, params, step, settings, run.network)
             save_pair_traces(Path(pair_traces) / f"step{step}.nc", tree)
     else:
         rows = first_rows
     if retry_draws:
-        rows = retry_unconverged(estimate, checkpoints, rows, settings.replace(num_draws=retry_draws), fixed)
+        rows = retry_unconverged(estimate, loaded, rows, settings.replace(num_draws=retry_draws), fixed)
     laplace = laplace or LaplaceSettings()
     if not (run.network.paper_model and settings.weights == "all" and settings.data == "train"):
         laplace = dataclasses.replace(laplace, laplace_probes=0)  # lambda_Q is the whole network's, on L_n
     rows = [row | laplace_beside(row, params, run.data, settings, laplace, seed) for row, (_, params) in
-            zip(rows, checkpoints, strict=True)]  # fmt: skip
+            zip(rows, loaded, strict=True)]  # fmt: skip
     write_csv(out, rows, columns)
     return rows
 

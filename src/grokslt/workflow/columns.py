@@ -464,7 +464,7 @@ def observed_columns() -> dict[str, list[str]]:
     from grokslt.analysis.theory import write_checkpoint_theory, write_theory_tables
     from grokslt.analysis.waic import write_waic_table
     from grokslt.estimation.calibration import calibrate
-    from grokslt.estimation.checkpoint_llc import write_llc_table, write_sensitivity_table
+    from grokslt.estimation.checkpoint_llc import Checkpoints, Sampling, Saved, write_llc_table, write_sensitivity_table
     from grokslt.estimation.llc import result_columns
     from grokslt.estimation.pair_traces import load_pair_traces
     from grokslt.estimation.samplers import SAMPLERS, SamplerSettings
@@ -478,8 +478,8 @@ def observed_columns() -> dict[str, list[str]]:
         run = root / "runs" / "run"
         train(TrainConfig(p=5, hidden=2, batch_size=4, max_steps=2, eval_every=1, early_stop=False), run, False)
         llc, traces = root / "llc.csv", root / "llc.npz"
-        write_llc_table(run, llc, overrides=tiny, traces=str(traces))
-        write_llc_table(run, root / "certified.csv", overrides=tiny, every=1, label="calibrated")
+        write_llc_table(run, llc, Sampling(overrides=tiny), saved=Saved(traces=str(traces)))
+        write_llc_table(run, root / "certified.csv", Sampling(overrides=tiny, label="calibrated"), Checkpoints(every=1))
         write_sensitivity_table(run, root / "sensitivity.csv", "final", [1e-4], [5.0], overrides=tiny)
         calibrate(run, root, "final", SamplerSettings(**tiny), [1e-4], [10.0], [5.0], report_only=True)
         write_hessian_table(run, root / "hessian.csv")
@@ -488,8 +488,14 @@ def observed_columns() -> dict[str, list[str]]:
         write_run_tables("run", run, [llc], [root / "hessian.csv"], root / "theory.csv", run / "params.csv",
                          run / "loss_data.csv")  # fmt: skip
         write_summary({"run": run}, {"baseline": ["run"]}, root / "runs.csv")
-        write_llc_table(run, root / "traced.csv", overrides=tiny, steps="2", pair_traces=str(root / "traces"))
-        write_llc_table(run, root / "weights_V.csv", overrides=tiny | {"weights": "V"}, every=1)
+        write_llc_table(
+            run,
+            root / "traced.csv",
+            Sampling(overrides=tiny),
+            Checkpoints("2"),
+            Saved(pair_traces=str(root / "traces")),
+        )
+        write_llc_table(run, root / "weights_V.csv", Sampling(overrides=tiny | {"weights": "V"}), Checkpoints(every=1))
         write_refined_table([root / "traced.csv", root / "weights_V.csv"], root / "refined.csv")
         write_waic_table(root / "traces", root / "waic.csv")
         with load_pair_traces(root / "traces" / "step2.nc") as tree:
