@@ -2,7 +2,7 @@
 and MLPs and transformers through the same pipeline.
 
 Where things are: the package is grouped by stage, in the order data flows; each folder imports only the
-folders above it in this list (tests/test_layers.py holds the rule).
+folders above it in this list, and no modules import each other in a cycle (tests/test_layers.py holds both).
 
 - base: `errors` (the one-line BadInput), `io` (atomic writes, checkpoints), `settings` (the `setting(...)`
   fields every settings class is made of), `runtime` (threads, subnormal floats), `cpu_kernels` (the compiled
@@ -13,16 +13,19 @@ folders above it in this list (tests/test_layers.py holds the rule).
   disk, as every later stage reads it)
 - `estimation/`: `samplers` (SGLD, RMSProp-SGLD, SGNHT, MALA), `llc` (the estimator, presets, bias-reduced LLC),
   `diagnostics` (R-hat, ESS, MCSE by ArviZ), `checkpoint_llc` (the native batched backend over checkpoints),
-  `functional_loss` (any family's loss batched over chains by torch.func), `refined` (weight and data groups),
+  `quadratic_loss` (the quadratic net's loss with its hand-derived gradient), `functional_loss` (any family's
+  loss batched over chains by torch.func), `refined` (weight and data groups),
   `observables`, `locality`, `pair_traces`, `linear_v` (V alone: the exact estimand),
   `devinterp_backend` (the reference implementation), `exact` (exact MALA references), `calibration`
 - `analysis/`: `hessian` (Hutchinson trace), `theory` (the closed forms and their rank checks), `accuracy`
-  (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `claims`,
-  `waic`, `influence` (Bayesian influence functions from per-pair traces)
-- `figures/`: the figure registry (`FIGURES`) and one module per figure, drawn from tables alone
+  (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `llc_series`
+  (a run's LLC series: trusted estimates, smoothed peak), `claims/` (the claims' registry, trust rule, statistics and
+  one module per claim family), `waic`, `influence` (Bayesian influence functions from per-pair traces)
+- `figures/`: the figure registry (`FIGURES`), `drawing` (one figure from the command line) and one module per
+  figure, drawn from tables alone
 - `workflow/`: `config` (validation and the generated schema), `experiments` (sweeps into run ids), `tables`
   (per-run and summary tables), `columns` (what every output column means: docs/columns.md), `plan` (the cost
-  planner)
+  planner), `studies` (the study registry), `commands` (each job's command line from the config)
 - `cli`: the `grokslt` command; it parses arguments and calls the stages
 """
 

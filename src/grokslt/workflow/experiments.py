@@ -14,6 +14,7 @@ import numpy as np
 
 from grokslt.settings import check_fields
 from grokslt.training.train import TrainConfig
+from grokslt.workflow.studies import STUDIES, calibration_needed
 
 TRAIN_KEYS = [f.name for f in dataclasses.fields(TrainConfig) if not f.name.startswith("early_stop")]
 BASELINE = TrainConfig()
@@ -131,10 +132,6 @@ def expand_experiments(config: dict) -> tuple[dict[str, TrainConfig], dict[str, 
     return runs, membership
 
 
-# studies that read one experiment, and the kind of table (grokslt.figures.READS) a figure reads from each
-STUDIES = {"sampler_sensitivity": "sensitivity", "calibration": "calibration", "estimator_accuracy": "accuracy"}
-
-
 def _given(config: dict | None, *path: str) -> bool:
     """Whether the config as written sets this key."""
     node = config
@@ -143,14 +140,6 @@ def _given(config: dict | None, *path: str) -> bool:
             return False
         node = node[key]
     return True
-
-
-def calibration_needed(config: dict) -> str:
-    """Why the calibration must run whatever the figures ('' when nothing needs it)."""
-    if config["certified"]["experiments"] and config["certified"]["preset"] == "calibrated":
-        return "certified.experiments needs it (certified.preset: calibrated)"
-    blocks = [config["llc"], *((experiment or {}).get("llc", {}) for experiment in config["experiments"].values())]
-    return "llc preset calibrated needs it" if any(b.get("preset") == "calibrated" for b in blocks) else ""
 
 
 def check_references(config: dict, membership: dict[str, list[str]], given: dict | None = None) -> list[str]:
@@ -221,7 +210,7 @@ def check_references(config: dict, membership: dict[str, list[str]], given: dict
                         section[key] = kept
                     else:
                         reasons.append(f"its experiments {words}")
-        reasons += [not_run[study] for study, kind in STUDIES.items() if kind in figure.reads and study in not_run]
+        reasons += [not_run[name] for name, study in STUDIES.items() if study.table in figure.reads and name in not_run]
         if figure.per_experiment and not section["experiments"] and not reasons:  # opt-in: none listed
             config["figures"][name] = False
         elif reasons:

@@ -299,19 +299,12 @@ def wall_seconds(cpu: float, costs, cores: int, machine: Machine) -> float:
     return max(cpu / cores, max(map(run_seconds, costs)) + 4 * machine.start)
 
 
-# The one-off study each figure input comes from, and the experiment whose runs it trains on.
-FIGURE_STUDIES = {
-    "sensitivity": ("sensitivity", ("sampler_sensitivity", "experiment")),
-    "calibration": ("calibration", ("calibration", "experiment")),
-    "accuracy": ("accuracy", ("estimator_accuracy", "experiment")),
-}
-
-
 def figure_costs(config, membership, costs, studies, certified, cores: int, machine: Machine) -> dict[str, dict]:
     """What `snakemake FIGURE` alone costs: the runs of the figure's experiments (all runs for the
     scorecard), trained and estimated, plus the studies it reads (their runs trained only) and the certified
     estimates of its runs where it reads them (`certified_seconds`, with the calibration they need)."""
     from grokslt.figures import experiment_settings, instances
+    from grokslt.workflow.studies import STUDIES
 
     out = {}
     for name, (figure, settings) in instances(config["figures"]).items():
@@ -323,10 +316,10 @@ def figure_costs(config, membership, costs, studies, certified, cores: int, mach
             cpu += sum(certified.get(run, 0.0) for run in estimated)
             cpu += studies.get("calibration", 0.0) if config["certified"]["preset"] == "calibrated" else 0.0
         trained = set()
-        for kind, (study, (section, key)) in FIGURE_STUDIES.items():
-            if kind in figure.reads:
-                cpu += studies.get(study, 0.0)
-                trained |= set(membership[config[section][key]]) - estimated
+        for study in STUDIES.values():
+            if study.table in figure.reads:
+                cpu += studies.get(study.table, 0.0)
+                trained |= set(membership[config[study.section]["experiment"]]) - estimated
         cpu += sum(costs[run]["train_seconds"] for run in trained)
         cpu += (4 * len(estimated | trained) + 2) * machine.start + machine.figure
         chosen = [costs[run] for run in estimated | trained]
@@ -422,37 +415,19 @@ def refined_seconds(config, membership, costs, chain_step) -> float:
 def study_seconds(config, runs, membership, costs, machine, certified: dict[str, float]) -> dict[str, float]:
     """CPU seconds of the one-off studies that the workflow runs: sensitivity grid, calibration, certified
     estimates (`certified_seconds`, per run), accuracy."""
-    from grokslt.workflow.experiments import calibration_needed
+    from grokslt.workflow.studies import STUDIES
 
     def chain_step(run):
         return step_seconds(machine, runs[run], "chain")
 
     out = {}
-    sensitivity = config["sampler_sensitivity"]
-    if sensitivity["experiment"] is not None:  # (claims.csv reads it whether or not its figure is drawn)
-        base = sampler_settings("paper_code")
-        run = membership[sensitivity["experiment"]][0]
-        per = base.num_chains * (base.num_burnin + base.num_draws) * chain_step(run)
-        out["sensitivity"] = len(sensitivity["step_sizes"]) * len(sensitivity["localizations"]) * per
-    calibration = config["calibration"]
-    drawn = config["figures"].get("calibration") is not False
-    if calibration["experiment"] is not None and (drawn or calibration_needed(config)):
-        run = membership[calibration["experiment"]][0]
-        grid = len(calibration["step_sizes"]) * len(calibration["nbetas"]) * len(calibration["localizations"])
-        steps = calibration["num_chains"] * (calibration["num_burnin"] + calibration["num_draws"])
-        checkpoints = {"final": 1, "transitions": 4}.get(str(calibration["step"]), 1)  # at most 4 transitions
-        out["calibration"] = checkpoints * grid * steps * chain_step(run)
+    for study in STUDIES.values():
+        section = config[study.section]
+        if section["experiment"] is not None and study.runs(config):
+            members = membership[section["experiment"]]
+            out[study.table] = study.seconds(section, len(members), chain_step(members[0]))
     out["certified"] = sum(certified.values())
     out["refined"] = refined_seconds(config, membership, costs, chain_step)
-    if config["figures"].get("estimator_accuracy", {}) is not False:
-        accuracy = config["estimator_accuracy"]
-        reference = accuracy["reference"]
-        points = 2 * len(membership[accuracy["experiment"]])
-        per_point = reference["chains"] * (reference["burnin"] + reference["draws"]) + accuracy["repeats"] * sum(
-            3 * (m.get("num_burnin", 100) + m.get("num_draws", 500)) for m in accuracy["methods"].values()
-        )
-        run = membership[accuracy["experiment"]][0]
-        out["accuracy"] = points * len(accuracy["nbetas"]) * per_point * chain_step(run) * 4  # float64, tuning
     return out
 
 
