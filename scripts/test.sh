@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up from nothing and run the whole test suite (slow end-to-end tests included).
+# Set up from nothing, build the documentation site strictly and run the whole test suite (slow end-to-end tests
+# and the tutorial included).
 # The SLURM tests mostly wait on the cluster's scheduler: they run beside the rest, which runs on two
 # pytest workers, one test file per worker at a time (module fixtures are built once per file); every
 # process shares one finished run of the tiny workflow. The slowest 30 are listed: the suite must stay under
@@ -11,6 +12,10 @@ bash scripts/setup.sh
 ruff check src tests benchmarks examples scripts
 snakefmt --check Snakefile workflow/rules
 snakemake --lint > /dev/null
+# the documentation site: a broken link, anchor, page or tutorial include fails here
+site=$(mktemp -d)
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"
+rm -rf "$site"
 slurm_log=$(mktemp)
 slurm_tmp=$(mktemp -d)
 # the tiny workflow's finished run, made once by whichever test process asks first (tests/conftest.py)

@@ -456,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--llc", nargs="+", required=True, help="LLC chunk CSVs")
     tables.add_argument("--llc-every", type=int, default=1, help="the LLC trajectory's thinning (llc: every)")
     tables.add_argument("--hessian", nargs="+", required=True, help="Hessian chunk CSVs")
-    tables.add_argument("--theory", required=True, help="per-checkpoint theory CSV")
+    tables.add_argument("--theory", help="per-checkpoint theory CSV (none where the closed forms do not apply)")
     tables.add_argument("--params-out", required=True)
     tables.add_argument("--loss-out", required=True)
     refined = sub.add_parser("refined-table", help=COMMANDS["refined-table"][1])

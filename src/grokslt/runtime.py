@@ -9,7 +9,7 @@ then train 20x slower (840 -> 40 steps/s for the baseline past step 25,000). `co
 FPU to flush subnormal results to zero and read subnormal inputs as zero (x86 FTZ and DAZ, through
 `torch.set_flush_denormal`). The mode belongs to the calling thread and is inherited by the threads
 it starts, so it is set before torch's thread pool exists; the compiled kernels run on the calling
-thread and see it too. It changes no logged number of the baseline run (tests, README); set
+thread and see it too. It changes no logged number of the baseline run (tests, docs/speed.md); set
 `GROKSLT_SUBNORMALS=ieee` for IEEE-exact gradual underflow.
 """
 

@@ -79,7 +79,7 @@ rule run_tables:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
         llc=lambda wildcards: chunk_files(wildcards.run, "llc"),
         hessian=lambda wildcards: chunk_files(wildcards.run, "hessian"),
-        theory=f"{RESULTS}/runs/{{run}}/theory.csv",
+        theory=lambda wildcards: theory_table(wildcards.run),
     output:
         params=f"{RESULTS}/runs/{{run}}/params.csv",
         loss=f"{RESULTS}/runs/{{run}}/loss_data.csv",
@@ -96,9 +96,10 @@ rule run_tables:
     params:
         run=lambda wildcards: run_dir(wildcards.run),
         every=lambda wildcards: RUN_LLC[wildcards.run]["every"],
+        theory=lambda wildcards, input: " ".join(f"--theory {shlex.quote(path)}" for path in input.theory),
     shell:
         "grokslt tables --id {wildcards.run:q} --run {params.run:q} --llc {input.llc:q} --llc-every {params.every} "
-        "--hessian {input.hessian:q} --theory {input.theory:q} --params-out {output.params:q} "
+        "--hessian {input.hessian:q} {params.theory} --params-out {output.params:q} "
         "--loss-out {output.loss:q} > {log:q} 2>&1"
 
 

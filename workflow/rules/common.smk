@@ -10,6 +10,7 @@ from grokslt.training.data import DatasetSettings
 from grokslt.workflow.experiments import dataset_id
 from grokslt.figures import experiment_settings, instances
 from grokslt.settings import fields, to_arguments
+from grokslt.analysis.theory import closed_forms_apply
 from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints
 from grokslt.workflow import commands
 from grokslt.workflow.config import ConfigError, check_workflow
@@ -64,6 +65,11 @@ wildcard_constraints:
 run_dir = LAYOUT.run_dir
 experiment_runs = LAYOUT.experiment_runs
 calibration_file = LAYOUT.calibration_file
+
+
+def theory_table(run):
+    """The run's theory.csv where the paper's closed forms apply; `grokslt theory` refuses the other runs."""
+    return [f"{run_dir(run)}/theory.csv"] if closed_forms_apply(RUNS[run]) else []
 
 
 def log_file(stage, name):

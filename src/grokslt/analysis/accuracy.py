@@ -7,7 +7,7 @@ exp(-nbeta L_n(w) - gamma/2 ||w - w*||^2). The reference is long full-batch MALA
 checked by R-hat and ESS. Each method (a named set of sampler settings, run as the pipeline runs it) is
 repeated over seeds: its bias against the reference, its spread and its cost. Over the nbeta grid, the
 bias-reduced estimate (the intercept of the estimates against 1 / log nbeta) is compared with the
-learning coefficient that theory gives at the point (`truth`, see README "Ground truth"):
+learning coefficient that theory gives at the point (`truth`, see docs/claims.md "Ground truth"):
 
 - at an interpolating minimum (L_n(w*) ~ 0) the loss is 1/(2n) ||G(w)||^2 with G(w) = P_perp (F_w(X) - Y)
   vanishing at w*; where G has constant rank r near w* (minimally singular), lambda = r / 2, r the rank

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from grokslt.errors import BadInput
 from grokslt.training.data import PAPER_TASK
 from grokslt.training.model import atom_norms, forward_pairs, hidden_pre_activation, top_atoms
 
 SUBABUNDANT, SUPERABUNDANT = "subabundant", "superabundant"
+PAPER_SETTING = "modular addition"  # closed_forms_label's value where the paper's closed forms apply
 
 
 def _positive(**sizes) -> None:
@@ -236,13 +238,10 @@ def single_output_row(d: int, K: int, generator: torch.Generator) -> dict:
     return {"d": d, "K": K, "theorem": theorem, "llc": single_output_llc(d, K), "numerical_llc": rank / 2}
 
 
-def checkpoint_row(
-    step: int, params: dict[str, torch.Tensor], p: int, mass: float, atom_rank_max: int, closed_forms: bool = True
-) -> dict:
-    """Theory at a trained checkpoint of a quadratic network: K_eff, the stage-II value with K_eff atoms (Remark
-    5.5) and, where K_eff <= atom_rank_max, the rank of Phi_p's Jacobian on those atoms (halved). The closed forms
-    are the paper's for modular addition under the centred loss: elsewhere (`closed_forms` false) they are left
-    blank, K_eff and the rank kept."""
+def checkpoint_row(step: int, params: dict[str, torch.Tensor], p: int, mass: float, atom_rank_max: int) -> dict:
+    """Theory at a trained checkpoint of a quadratic network on modular addition under the centred loss: K_eff,
+    the stage-II value with K_eff atoms (Remark 5.5) and, where K_eff <= atom_rank_max, the rank of Phi_p's
+    Jacobian on those atoms (halved)."""
     W, V = params["W"], params["V"]
     K = W.shape[1]
     count = effective_atoms(W, V, mass)
@@ -258,8 +257,6 @@ def checkpoint_row(
     }
     if 0 < count <= atom_rank_max:
         row["atom_rank_llc"] = active_atom_rank(W, V, mass, atom_rank_max)[1] / 2
-    if not closed_forms:
-        row.update(generic_llc=float("nan"), keff_llc=float("nan"))
     return row
 
 
@@ -288,20 +285,19 @@ def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 
     from grokslt.training.runs import load_run, select_run_steps
 
     run = load_run(run_dir)
+    if not closed_forms_apply(run.config):  # a table of blanks would read as theory computed and found empty
+        reason = closed_forms_label(run.config).removeprefix("not applied: ")
+        raise BadInput(f"{run_dir}: the paper's closed forms do not apply to this run ({reason}); nothing written")
     selected = select_run_steps(run, steps, chunk)
     columns = ["step", "K", "K_eff", "K_eff_mass", "generic_llc", "keff_llc", "atom_rank_llc"]
-    if run.network.model != "quadratic":  # atoms and their closed forms are the quadratic network's
-        rows = [{"step": step, **dict.fromkeys(columns[1:], float("nan"))} for step in selected]
-    else:
-        applies = closed_forms_apply(run.config)
-        rows = [checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max, applies) for step in selected]
+    rows = [checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max) for step in selected]
     write_csv(out, rows, columns)
     return rows
 
 
 def closed_forms_apply(config) -> bool:
     """Whether the paper's closed forms describe a run: the quadratic network, the centred MSE, modular addition."""
-    return closed_forms_label(config) == "modular addition"
+    return closed_forms_label(config) == PAPER_SETTING
 
 
 def closed_forms_label(config) -> str:
@@ -312,4 +308,4 @@ def closed_forms_label(config) -> str:
         return f"not applied: proven for the centred MSE, not loss {config.loss}"
     if config.task != PAPER_TASK:
         return f"not applied: proven for addition, not {config.task}"
-    return "modular addition"
+    return PAPER_SETTING

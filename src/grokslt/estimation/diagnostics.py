@@ -9,7 +9,7 @@ carry white batch noise that inflates their ESS and pulls their R-hat to 1 while
 slowly; their diagnostics are kept for comparison as `*_minibatch` (there L_init, shared by every chain,
 adds nbeta times its standard error in quadrature to the MCSE: devinterp issue 39).
 
-An estimate is `converged` when (documented in README):
+An estimate is `converged` when (documented in docs/diagnostics.md):
 - no chain diverged,
 - R-hat <= R_HAT_MAX (1.01, Vehtari et al. 2021) on both observables,
 - bulk and tail ESS >= ESS_MIN (100: an MCSE of at most a tenth of the draws' spread) on both,

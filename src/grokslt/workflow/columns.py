@@ -100,9 +100,9 @@ DESCRIPTIONS = {
     "p": "prime modulus p",
     "K": "hidden width K",
     "d": "input dimension d",
-    "K_eff": "effective atoms: the fewest atoms v_j (x) w_j w_j^T whose norms ||v_j|| ||w_j||^2 hold K_eff_mass of the total",
+    "K_eff": "effective atoms: the fewest atoms v_j (x) w_j w_j^T whose norms ||v_j|| ||w_j||^2 hold K_eff_mass of the total (blank where the closed forms do not apply)",
     "K_eff_mass": "the share of the total atom norm that defines K_eff (the config's theory.mass)",
-    "keff_llc": "Corollary 4.2's LLC with K_eff atoms in place of K (Remark 5.5: K_eff (3p - 1) / 2 when subabundant); blank for tasks other than add",
+    "keff_llc": "Corollary 4.2's LLC with K_eff atoms in place of K (Remark 5.5: K_eff (3p - 1) / 2 when subabundant); blank where the closed forms do not apply",
     "atom_rank_llc": "half the rank of Phi_p's Jacobian on the K_eff atoms alone (blank unless 0 < K_eff <= theory.atom_rank_max)",
     "regime": "Corollary 4.2's regime: subabundant (K (d + p - 1) < p d (d + 1) / 2) or superabundant",
     "generic_llc": "Corollary 4.2's LLC at width K, d = 2p: K (d + p - 1) / 2 when subabundant, else p d (d + 1) / 4; blank where the closed forms do not apply",
@@ -263,7 +263,9 @@ TABLES = [
     ),
     Table(
         "runs/RUN/theory.csv",
-        "One row per checkpoint, written by `grokslt theory --run`: K_eff and the closed forms at the checkpoint.",
+        "One row per checkpoint, written by `grokslt theory --run`: K_eff and the closed forms at the checkpoint. "
+        "Only for runs the closed forms describe (the quadratic network, the centred MSE, modular addition): "
+        "the command refuses any other run in one line.",
         {"step": "the checkpoint's step (optimizer steps)"},
     ),
     Table(

@@ -79,9 +79,11 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv, llc
     ]
     llc = llc[wanted].rename(columns={"llc_mean": "llc", "init_loss": "llc_init_loss"})
     hessian = hessian[["step", "trace_hutchinson", "trace_stderr", "trace_exact"]]
-    theory = pd.read_csv(theory_csv)[["step", "K_eff", "keff_llc"]]
     table = log.merge(llc, on="step", how="left").merge(hessian, on="step", how="left")
-    table = table.merge(theory, on="step", how="left")
+    if theory_csv:
+        table = table.merge(pd.read_csv(theory_csv)[["step", "K_eff", "keff_llc"]], on="step", how="left")
+    else:  # the paper's closed forms do not apply to the run: their columns stay blank
+        table = table.assign(K_eff=float("nan"), keff_llc=float("nan"))
     unestimated = table["step"].isin(estimated_steps(log_file, llc_every)) & table["llc"].isna()
     unestimated |= table["trace_hutchinson"].isna()
     missing = table.loc[unestimated & ~table["diverged"], "step"].tolist()
