@@ -21,12 +21,17 @@ include: "workflow/rules/figures.smk"
 
 
 onstart:
+    from grokslt.workflow.progress import show_progress_bar
+
     take_results_lock()
+    show_progress_bar()
 
 
 onsuccess:
+    from grokslt.workflow.closing import closing_note
+
     release_results_lock()
-    report_diverged_runs()
+    print(closing_note(RESULTS, " ".join(map(str, workflow.configfiles))), file=sys.stderr)
 
 
 onerror:

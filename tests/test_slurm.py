@@ -58,10 +58,10 @@ def sacct_states(job_ids: set[str]) -> dict[str, str]:
     return dict(line.split("|") for line in out.splitlines() if line)
 
 
-# One figure's slice of the tiny workflow (two runs on two datasets: every stage from dataset to figure),
-# not all of it: each job pays a scheduler round trip and a Python start, and the whole tiny workflow
-# as SLURM jobs was the test suite's slowest part by minutes.
-FIGURE = f"{TINY_RESULTS}/figures/fig1a.png"
+# The smallest figure's slice of the tiny workflow (one run on one dataset: every stage from dataset to figure),
+# not all of it: each job pays a scheduler round trip and a Python start, and the whole tiny workflow as SLURM
+# jobs was the test suite's slowest part by minutes (Figure 1a's slice, two runs on two datasets, half again).
+FIGURE = f"{TINY_RESULTS}/figures/saturation.png"
 
 
 def test_a_figure_builds_as_slurm_jobs_with_the_local_results(cluster, finished_tiny, tmp_path):
@@ -78,7 +78,7 @@ def test_a_figure_builds_as_slurm_jobs_with_the_local_results(cluster, finished_
     assert states and set(states.values()) == {"COMPLETED"}, states
     assert (tmp_path / FIGURE).stat().st_size > 0
     on_slurm, local = tables(tmp_path / TINY_RESULTS), tables(finished_tiny.root / TINY_RESULTS)
-    assert "summary/fig1a.csv" in on_slurm and on_slurm == {path: local[path] for path in on_slurm}
+    assert "summary/saturation.csv" in on_slurm and on_slurm == {path: local[path] for path in on_slurm}
 
 
 def test_a_failing_job_fails_the_workflow_and_shows_its_error(cluster, tmp_path):
@@ -94,4 +94,4 @@ def test_a_failing_job_fails_the_workflow_and_shows_its_error(cluster, tmp_path)
     assert "Error in rule llc" in output
     assert "SGLD chains diverged" in output
     assert SUBMITTED.search(output)
-    assert not Path(tmp_path / TINY_RESULTS / "summary" / "fig1a.csv").exists()
+    assert not Path(tmp_path / TINY_RESULTS / "summary" / "saturation.csv").exists()

@@ -200,16 +200,3 @@ def claims_inputs(wildcards):
         "traced": [f"{run_dir(run)}/refined/traced.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
     }
 
-
-def report_diverged_runs():
-    """After a successful workflow, name the runs whose training diverged (the summary marks them)."""
-    import csv
-
-    summary = f"{RESULTS}/summary/runs.csv"
-    if not os.path.exists(summary):
-        return
-    with open(summary) as handle:
-        diverged = [row["run"] for row in csv.DictReader(handle) if row["status"] == "diverged"]
-    if diverged:
-        names = ", ".join(diverged)
-        print(f"grokslt: training diverged in {len(diverged)} run(s), marked in {summary}: {names}", file=sys.stderr)

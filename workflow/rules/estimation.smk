@@ -49,7 +49,7 @@ rule sensitivity_grid:
         step=config["sampler_sensitivity"]["step"],
         step_sizes=",".join(map(repr, config["sampler_sensitivity"]["step_sizes"])),
         localizations=",".join(map(repr, config["sampler_sensitivity"]["localizations"])),
-        sampler=lambda wildcards: LAYOUT.llc_args(sensitivity_run()),
+        sampler=lambda wildcards: LAYOUT.sampler_args(sensitivity_run()),
     shell:
         "grokslt sensitivity --run {params.run:q} --step {params.step:q} --step-sizes {params.step_sizes:q} "
         "--localizations {params.localizations:q} {params.sampler:q} --threads {threads} --out {output:q} "

@@ -73,13 +73,13 @@ FIGURES: dict[str, Figure] = {
         Figure(
             "fig2",
             "trajectory.fig2",
-            ("summary", "loss_data", "reference"),
+            ("summary", "loss_data", "reference", "certified"),
             {"experiment": "baseline", "band_experiment": "seeds"},
         ),
         Figure(
             "saturation",
             "trajectory.fig2",
-            ("summary", "loss_data"),
+            ("summary", "loss_data", "certified"),
             {"experiment": "baseline_long", "band_experiment": None},
             subcategory="Beyond the paper",
         ),  # fmt: skip

@@ -19,6 +19,7 @@ COLUMN_WIDTH = 3.4  # inches, one column of a two-column paper
 PAGE_WIDTH = 7.0
 PALETTE = sns.color_palette("colorblind")
 TRAIN, VALIDATION, LLC, TRACE = PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[4]
+TRUSTED = PALETTE[3]  # the certified (local) sampler's LLC, beside the runs' own
 
 
 def apply() -> None:

@@ -89,10 +89,15 @@ def family_fig2(read, experiment: str):
 
 
 def fig2(read, experiment: str, band_experiment: str | None):
+    """Losses, accuracies and the LLC at the run's sampler with Tr(H); below them, where the run has certified
+    estimates (a local preset, say), those as a fourth panel: the estimate to trust beside the authors' sampler."""
     summary, tables = read.summary, read.loss_data
     run = inputs.experiment_rows(summary, experiment, "summary/runs.csv").iloc[0]
     table = inputs.loss_table(tables, run["run"], COLUMNS)
-    fig, (loss_ax, acc_ax, llc_ax) = plt.subplots(3, 1, figsize=(style.COLUMN_WIDTH, 5.6), sharex=True)
+    trusted = certified_estimates(read.certified, run["run"])
+    panels = 3 if trusted is None else 4
+    fig, axes = plt.subplots(panels, 1, figsize=(style.COLUMN_WIDTH, 1.9 * panels), sharex=True)
+    loss_ax, acc_ax, llc_ax = axes[:3]
     loss_ax.plot(table["step"], table["train_loss"], color=style.TRAIN, label="train")
     loss_ax.plot(table["step"], table["val_loss"], color=style.VALIDATION, label="validation")
     loss_ax.set_yscale("log")
@@ -121,22 +126,45 @@ def fig2(read, experiment: str, band_experiment: str | None):
     llc_ax.plot(rows["step"], rows["llc"], color=style.LLC, label=label)
     style.mark_estimates(llc_ax, rows, style.LLC)
     llc_ax.set_ylabel(r"LLC $\hat\lambda$" + style.preset_note(summary[summary["run"] == run["run"]]))
-    llc_ax.set_xlabel("training step")
+    axes[-1].set_xlabel("training step")
     trace_ax = llc_ax.twinx()
     trace_ax.plot(table["step"], table["trace_hutchinson"], color=style.TRACE, linestyle="--", label="Tr(H)")
     trace_ax.set_ylabel("Hutchinson Tr(H)")
     trace_ax.grid(False)
-    for ax in (loss_ax, acc_ax, llc_ax):
+    if trusted is not None:
+        trusted_panel(axes[3], trusted)
+    for ax in axes:
         style.mark_transitions(ax, run, labelled=ax is loss_ax)
     overlay_authors(read.authors_runs(), run, acc_ax, llc_ax)
     entries = {}  # one legend under the panels, off the data
-    for ax in (loss_ax, acc_ax, llc_ax, trace_ax):
+    for ax in (*axes, trace_ax):
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             entries.setdefault(label, handle)
     fig.legend(entries.values(), entries.keys(), fontsize=6, ncols=2, loc="outside lower center")
     title = TITLES.get(experiment, f"The first run of experiment {experiment}")
     fig.suptitle(f"{title}\n({settings_words(run)})", fontsize=7)
     return fig
+
+
+def certified_estimates(certified: dict[str, pd.DataFrame], run: str) -> pd.DataFrame | None:
+    """The run's certified estimates (certified.csv) with an LLC, as `llc`; None where it has none."""
+    table = certified.get(run)
+    if table is None or table["llc_mean"].isna().all():
+        return None
+    return table[table["llc_mean"].notna()].rename(columns={"llc_mean": "llc"}).sort_values("step")
+
+
+def trusted_panel(ax, table: pd.DataFrame) -> None:
+    """The certified estimates, marked like every LLC: filled where local and converged (the estimates to trust,
+    with their MCSE), hollow where local only, a cross where not local (an MCSE is honest only where converged)."""
+    ax.plot(table["step"], table["llc"], color=style.TRUSTED, linewidth=0.9, label="LLC, certified sampler")
+    honest = table[table["converged"].astype(bool) & table["local"].astype(bool)]
+    ax.errorbar(honest["step"], honest["llc"], yerr=honest["mcse"], color=style.TRUSTED, linestyle="none",
+                elinewidth=0.6, capsize=1.5, label="MCSE (converged only)")  # fmt: skip
+    style.mark_estimates(ax, table, style.TRUSTED)
+    first = table.iloc[0]
+    settings = rf"$n\beta$ {first['nbeta']:g}, $\gamma$ {first['localization']:g}"
+    ax.set_ylabel(f"LLC, {first['preset']} preset\n({settings})")
 
 
 def overlay_authors(authors, run, acc_ax, llc_ax, width: float = 0.6) -> bool:

@@ -61,11 +61,16 @@ class Layout:
 
     # -- command-line flags ------------------------------------------------------------------------------
     def llc_args(self, run: str) -> list[str]:
-        """The sampler flags of a run's experiment (its `llc:` over the global one)."""
+        """The flags of a run's LLC trajectory: its sampler, and its thinning `every`."""
+        every = self.run_llc[run]["every"]
+        return [*self.sampler_args(run), *(["--every", str(every)] if every > 1 else [])]
+
+    def sampler_args(self, run: str) -> list[str]:
+        """The sampler flags of a run's experiment (its `llc:` over the global one), for a study of one of its
+        checkpoints as for its trajectory."""
         block = self.run_llc[run]
         overrides = {key: value for key, value in block.items() if key not in LLC_CHOICE_KEYS}
         job = ["--preset", block["preset"], "--backend", block["backend"], "--seed", str(block["seed"])]
-        job += ["--every", str(block["every"])] if block["every"] > 1 else []
         if block["preset"] == "calibrated":
             job += ["--calibration", self.calibration_file("json")]
         return [*job, *mapping_to_arguments(SamplerSettings, overrides)]
