@@ -22,8 +22,10 @@ def summary_row(run, experiment, **values):
     return base | values
 
 
-def series(steps, llc, mcse=1.0):
-    return pd.DataFrame({"step": steps, "llc": llc, "mcse": mcse, "converged": True, "local": True})
+def series(steps, llc, mcse=1.0, v_reach=1.0):
+    """An LLC series whose estimator reaches V's coefficient (v_reach 1): the reach rule lets it decide."""
+    return pd.DataFrame({"step": steps, "llc": llc, "mcse": mcse, "converged": True, "local": True,
+                         "v_reach": v_reach})  # fmt: skip
 
 
 def linear_evidence(noise: float, curve: float = 0.0) -> Evidence:

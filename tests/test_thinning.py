@@ -16,6 +16,7 @@ from grokslt.training.runs import (
     estimated_steps,
     load_run,
     logged_checkpoints,
+    run_seed,
     select_run_steps,
     select_steps,
 )
@@ -164,9 +165,11 @@ def test_second_tries_from_a_first_try_table_are_the_rows_of_one_run_with_retrie
     mixed, at_once = (run / "mixed.csv").read_text().splitlines(), (run / "at_once.csv").read_text()
     assert mixed[1] == lines[1] and mixed[2:] == at_once.splitlines()[2:]  # kept as written; the others retried
     first = str(run / "first.csv")
+    seeds = [run_seed(base, load_run(run).config) for base in (0, 1)]  # each run's own, from the seed given
     (tmp_path / "elsewhere.csv").write_bytes((run / "first.csv").read_bytes())
     refusals = [
-        ((Sampling(overrides=TINY_SAMPLER, seed=1), steps, Retry(32, first)), "seed = 0 in its rows, expected 1"),
+        ((Sampling(overrides=TINY_SAMPLER, seed=1), steps, Retry(32, first)), f"seed = {seeds[0]} in its rows, "
+         f"expected {seeds[1]}"),  # fmt: skip
         ((TINY, "100,200", Retry(32, first)), r"steps \['100', '200', '300'\] differ"),
         ((TINY, steps, Retry(32, str(run / "then.csv"))), "num_draws = 32 in its rows, expected 16"),
         ((TINY, steps, Retry(32, str(tmp_path / "elsewhere.csv"))), "not in the run's directory"),

@@ -16,12 +16,15 @@ folders above it in this list, and no modules import each other in a cycle (test
   `quadratic_loss` (the quadratic net's loss with its hand-derived gradient), `functional_loss` (any family's
   loss batched over chains by torch.func), `refined` (weight and data groups),
   `observables`, `locality`, `pair_traces`, `llc_chains` (the main LLC chains as an ArviZ DataTree),
-  `linear_v` (V alone: the exact estimand),
+  `linear_v` (V alone: the exact estimand), `laplace` (lambda_Q, the quadratic estimand beside every LLC, by Lanczos
+  quadrature on Gauss-Newton products),
   `devinterp_backend` (the reference implementation), `exact` (exact MALA references), `calibration`
-- `analysis/`: `hessian` (Hutchinson trace), `theory` (the closed forms and their rank checks), `accuracy`
+- `analysis/`: `hessian` (Hutchinson trace), `theory` (the closed forms and their rank checks), `coefficient` (the
+  data-rank learning coefficient at interpolating checkpoints), `accuracy`
   (estimators against exact references and theory), `reference` (the authors' logs), `scorecard`, `llc_series`
-  (a run's LLC series: trusted estimates, smoothed peak), `claims/` (the claims' registry, trust rule, statistics and
-  one module per claim family), `waic`, `influence` (Bayesian influence functions from per-pair traces)
+  (a run's LLC series: trusted estimates, smoothed peak), `claims/` (the claims' registry, trust rule, reach rule
+  and quadratic null, statistics and one module per claim family), `waic`, `influence` (Bayesian influence
+  functions from per-pair traces)
 - `figures/`: the figure registry (`FIGURES`), `drawing` (one figure from the command line) and one module per
   figure, drawn from tables alone
 - `workflow/`: `config` (validation and the generated schema), `experiments` (sweeps into run ids), `tables`

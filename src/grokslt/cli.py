@@ -137,6 +137,7 @@ def run_dataset(args: argparse.Namespace) -> None:
 @command("llc", "estimate the LLC at checkpoints of a run")
 def run_llc(args: argparse.Namespace) -> None:
     from grokslt.estimation.checkpoint_llc import Checkpoints, Retry, Sampling, Saved, write_llc_table
+    from grokslt.estimation.laplace import LaplaceSettings
 
     runtime.checked_device(args.device)
     if args.if_chosen and no_choice(args):
@@ -150,6 +151,7 @@ def run_llc(args: argparse.Namespace) -> None:
         Retry(args.retry_draws, args.first_try),
         device=args.device,
         stack=args.stack,
+        laplace=settings.from_arguments(LaplaceSettings, args),
     )
 
 
@@ -159,6 +161,14 @@ def run_hessian(args: argparse.Namespace) -> None:
 
     overrides = settings.overrides_from_arguments(HessianSettings, args)
     write_hessian_table(args.run, args.out, args.preset, overrides, args.steps, args.chunk, args.seed)
+
+
+@command("coefficient", "the data-rank learning coefficient at interpolating checkpoints beside lambda_Q and tr(H) / 2")
+def run_coefficient(args: argparse.Namespace) -> None:
+    from grokslt.analysis.coefficient import write_coefficient_table
+
+    write_coefficient_table(args.run, args.out, args.steps, args.chunk, args.every, args.probes, args.lanczos_steps,
+                            args.seed)  # fmt: skip
 
 
 @command("theory", "closed-form LLCs and their numerical checks, or theory at a run's checkpoints")
@@ -363,6 +373,7 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
     from grokslt.analysis.hessian import HessianSettings
+    from grokslt.estimation.laplace import LaplaceSettings
     from grokslt.training.data import DatasetSettings
     from grokslt.training.train import TrainConfig
 
@@ -396,11 +407,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --retry-draws: the first tries, written by this command without it")  # fmt: skip
     llc.add_argument("--if-chosen", action="store_true",
                      help="with --preset calibrated: an empty table when the calibration chose nothing")  # fmt: skip
+    settings.add_arguments(llc.add_argument_group("the Laplace estimand beside each estimate"), LaplaceSettings)
     hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])
     add_selection_arguments(hessian)
     hessian.add_argument("--preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))
     settings.add_arguments(hessian.add_argument_group("overrides of the preset"), HessianSettings, defaults=False)
     hessian.add_argument("--seed", type=int, default=0)
+    coefficient = sub.add_parser("coefficient", help=COMMANDS["coefficient"][1])
+    add_selection_arguments(coefficient)
+    coefficient.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
+    coefficient.add_argument("--probes", type=int, default=4, help="Rademacher probes of the Lanczos quadrature")
+    coefficient.add_argument("--lanczos-steps", type=int, default=100, help="Lanczos steps per probe")
+    coefficient.add_argument("--seed", type=int, default=0)
     theory = sub.add_parser("theory", help=COMMANDS["theory"][1])
     theory.add_argument("--out", required=True, help="output directory (tables) or CSV (with --run)")
     theory.add_argument("--run", help="a run directory: theory at its checkpoints")

@@ -8,11 +8,15 @@ import pandas as pd
 SMOOTH = 5  # estimates in the centred rolling mean whose maximum is a trajectory's peak
 
 
+LAPLACE = ["lambda_q", "lambda_q_stderr", "v_reach"]  # beside each estimate (`grokslt.estimation.laplace`)
+
+
 def llc_series(table: pd.DataFrame) -> pd.DataFrame:
-    """step, llc, mcse, converged, local of an LLC table (a run's loss_data or certified.csv)."""
+    """step, llc, mcse, converged, local of an LLC table (a run's loss_data or certified.csv), and the Laplace
+    estimand and V's reach beside each estimate (blank in tables written before them)."""
     llc = table.rename(columns={"llc_mean": "llc"})
-    llc = llc[llc["llc"].notna()][["step", "llc", "mcse", "converged", "local"]].reset_index(drop=True)
-    return llc.astype({"converged": bool, "local": bool})
+    llc = llc[llc["llc"].notna()].reindex(columns=["step", "llc", "mcse", "converged", "local", *LAPLACE])
+    return llc.reset_index(drop=True).astype({"converged": bool, "local": bool, **dict.fromkeys(LAPLACE, float)})
 
 
 def smoothed_llc(series: pd.DataFrame) -> pd.Series:

@@ -20,13 +20,15 @@ import numpy as np
 import torch
 
 from grokslt.errors import BadInput, ComputationFailed
+from grokslt.estimation.laplace import COLUMNS as LAPLACE_COLUMNS
+from grokslt.estimation.laplace import LaplaceSettings, laplace_columns
 from grokslt.estimation.llc import LLCResult, estimate_llc_stacked, result_columns
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import format_cell
 from grokslt.settings import as_columns
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network
-from grokslt.training.runs import load_run, parse_steps, select_run_steps, select_steps, step_seed
+from grokslt.training.runs import load_run, parse_steps, run_seed, select_run_steps, select_steps, step_seed
 
 BACKENDS = ("native", "devinterp")
 log = logging.getLogger(__name__)
@@ -154,10 +156,13 @@ class Retry:
 
 def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints: Checkpoints | None = None,
                     saved: Saved | None = None, retry: Retry | None = None, device: str = "cpu",
-                    stack: int = 1) -> list[dict]:  # fmt: skip
+                    stack: int = 1, laplace: LaplaceSettings | None = None) -> list[dict]:  # fmt: skip
     """Estimate the LLC at the selected checkpoints of a run on `device` (`stack` checkpoints' chains at once);
-    write one CSV row per checkpoint, and what `saved` asks for. Every input is checked before the first
-    estimate."""
+    write one CSV row per checkpoint, and what `saved` asks for. The chains' seed is `sampling.seed` made the run's
+    own (`runs.run_seed`: runs compared by a claim draw independent noise), recorded as `seed` beside `seed_base`.
+    Beside each estimate of the quadratic network on all its weights and its training set: lambda_Q and the V-only
+    estimand at its (nbeta, gamma) (`grokslt.estimation.laplace`, with `laplace`'s probes and Lanczos steps). Every
+    input is checked before the first estimate."""
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import (
         PAIR_SETS,
@@ -191,8 +196,9 @@ def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints:
     selected = select_run_steps(run, checkpoints.steps, checkpoints.chunk, checkpoints.every)
     batch_size = run.batch_size
     label = sampling.label or (preset if isinstance(preset, str) else "custom")
-    fixed = settings_columns(settings, label, backend, batch_size, seed)
-    columns = ["step", *dict.fromkeys([*result_columns(settings), *fixed])]
+    seed_base, seed = seed, run_seed(seed, run.config)
+    fixed = settings_columns(settings, label, backend, batch_size, seed) | {"seed_base": seed_base}
+    columns = ["step", *dict.fromkeys([*result_columns(settings), *LAPLACE_COLUMNS, *fixed])]
     first_rows = first_try_rows(first_try, run_dir, selected, fixed, columns) if first_try else None
     loaded = [(step, run.load(step)) for step in selected]
     for _, params in loaded if run.network.paper_model else ():  # an empty weight group, before any estimate
@@ -214,8 +220,20 @@ def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints:
         rows = first_rows
     if retry_draws:
         rows = retry_unconverged(estimate, loaded, rows, settings.replace(num_draws=retry_draws), fixed)
+    laplace = laplace or LaplaceSettings()
+    if not (run.network.paper_model and settings.weights == "all" and settings.data == "train"):
+        laplace = dataclasses.replace(laplace, laplace_probes=0)  # lambda_Q is the whole network's, on L_n
+    rows = [row | laplace_beside(row, params, run.data, settings, laplace, seed) for row, (_, params) in
+            zip(rows, loaded, strict=True)]  # fmt: skip
     write_csv(out, rows, columns)
     return rows
+
+
+def laplace_beside(row: dict, params, data, settings: SamplerSettings, laplace: LaplaceSettings, seed: int) -> dict:
+    """The Laplace columns of an estimate's row, at its own nbeta and gamma (a row kept from a first try is text)."""
+    step = int(row["step"])
+    nbeta, llc, mcse = (float(row[name]) for name in ("nbeta", "llc_mean", "mcse"))
+    return laplace_columns(params, data, nbeta, settings.localization, laplace, step_seed(seed, step), llc, mcse)
 
 
 def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str | None, first_try: str | None):

@@ -79,6 +79,15 @@ DESCRIPTIONS = {
     "local": "True when loss_excess <= 0.1 zero_loss and the chains do not descend: they sample networks near w*, neither the localizing Gaussian nor a lower basin",
     "exact_llc": "weights V only: the closed-form estimand nbeta E[L_n - L_n(w*)] of the Gaussian posterior of V with W held at w* (blank otherwise)",
     "exact_learning_coefficient": "weights V only: that model's learning coefficient p rank(Phi_c) / 2 (pK / 2 at full rank)",
+    "lambda_q": "the quadratic (Laplace) estimand at the row's nbeta and gamma: 1/2 sum_i nbeta h_i / (nbeta h_i + gamma) over the Gauss-Newton spectrum at w* (stochastic Lanczos quadrature, mid-point of lambda_q_lower and lambda_q_upper); tr(H) / 2 where nbeta h << gamma (blank for refined estimates and other model families)",
+    "lambda_q_stderr": "standard error of lambda_q over the Lanczos probes",
+    "lambda_q_lower": "lambda_q by the Gauss-Radau rule with a node at 0: a lower bound of each probe's quadrature value (Golub-Meurant)",
+    "lambda_q_upper": "lambda_q by the Gauss rule: an upper bound of each probe's quadrature value; the gap to lambda_q_lower is the quadrature's error, which more Lanczos steps close",
+    "v_estimand": "the V-only estimand at the row's nbeta and gamma (W held at w*, the Gaussian posterior of V in closed form, grokslt.estimation.linear_v)",
+    "v_coefficient": "V's learning coefficient with W held at w*: p rank(Phi_c) / 2, known exactly",
+    "v_reach": "v_estimand / v_coefficient: the share of a known learning coefficient that these sampler settings can measure (CLAIMS.md's reach rule asks >= 0.9 before a value or scaling claim is decided)",
+    "llc_minus_lambda_q": "llc_mean - lambda_q: what the estimate adds beyond the Laplace approximation at the same settings (SLT's singular part plus the sampler's bias)",
+    "llc_minus_lambda_q_stderr": "the error of llc_minus_lambda_q: mcse and lambda_q_stderr in quadrature",
     "accept_rate": "mala only: the Metropolis acceptance rate, mean over chains (0 to 1)",
     "backend": "native (this package's batched sampler) or devinterp (devinterp 1.3.2 itself)",
     "preset": "the sampler preset (paper_code, paper_code_lr_wd, paper_text, calibrated) or custom",
@@ -214,17 +223,19 @@ LOSS = "runs/RUN/loss_data.csv"
 TRAIN = "grokslt.training.train:TrainConfig"
 SAMPLER = "grokslt.estimation.samplers:SamplerSettings"
 HESSIAN = "grokslt.analysis.hessian:HessianSettings"
+LAPLACE = "grokslt.estimation.laplace:LaplaceSettings"
 
 _LLC_MEANINGS = {  # where a sampler setting's name means the value used
     "init_loss": "L_init: the loss at the checkpoint that the draws are compared with (see init_loss_mode)",
     "nbeta": "inverse temperature n beta used (B / ln B of the batch size B where the preset leaves it open)",
     "batch_size": "the run's training batch size: the sampler's minibatch size and B in nbeta = B / ln B",
-    "seed": "seed of the sampler's chains",
+    "seed": "seed of the sampler's chains: seed_base made the run's own (grokslt.training.runs.run_seed, from every training setting), so that runs draw independent noise",
+    "seed_base": "the seed given to grokslt llc (the config's llc.seed, certified.seed, ...), from which seed is derived",
 }
 
 _RETRIED_MEANINGS = {
     "num_draws": "draws per chain: the first try's, or certified.retry_draws where the row is the second try at an estimate that did not converge",
-    "seed": "seed of the sampler's chains (a second try's chains draw noise of their own from it: step_seed(seed, step, attempt 1))",
+    "seed": "seed of the sampler's chains, derived from seed_base and the run (a second try's chains draw noise of their own from it: step_seed(seed, step, attempt 1))",
 }
 
 TABLES = [
@@ -234,7 +245,7 @@ TABLES = [
         "One row per checkpoint of the chunk, written by `grokslt llc`: the estimate, its diagnostics and every "
         "sampler setting. A sampler's own statistics appear only with that sampler.",
         _LLC_MEANINGS,
-        settings=(SAMPLER,),
+        settings=(SAMPLER, LAPLACE),
     ),
     Table(
         TRACES,
@@ -282,7 +293,7 @@ TABLES = [
         "certified claims and Figure 9's third row. With `certified.retry_draws`, an estimate that did not converge is estimated once more "
         "with that many draws and fresh noise (`grokslt llc --retry-draws`), and the second estimate is the row.",
         _LLC_MEANINGS | _RETRIED_MEANINGS,
-        settings=(SAMPLER,),
+        settings=(SAMPLER, LAPLACE),
         like=LLC,
     ),
     Table(
@@ -292,7 +303,7 @@ TABLES = [
         "loss the posterior uses), at every `refined.every`-th checkpoint and the transitions (`grokslt llc --weights G "
         "| --data D --every K`), joined by `grokslt refined-table`.",
         _LLC_MEANINGS,
-        settings=(SAMPLER,),
+        settings=(SAMPLER, LAPLACE),
         like=LLC,
     ),
     Table(
@@ -301,7 +312,7 @@ TABLES = [
         "alone), `data_D` (data subset D), and `traced` (all weights at the decisive checkpoints, whose per-pair "
         "traces are in traces/).",
         _LLC_MEANINGS,
-        settings=(SAMPLER,),
+        settings=(SAMPLER, LAPLACE),
         like=LLC,
     ),
     Table(
@@ -416,6 +427,8 @@ TABLES = [
             "model": "the model family whose runs the row tests: quadratic (every claim) or another family "
             "(the Figure 2 claims, on all of that family's runs)",
             "preset": "the LLC series tested: the runs' own sampler preset (e.g. paper_code) or certified",
+            "estimator": "what the row's statistic was computed on: llc (the sampler's estimates) or lambda_Q (the "
+            "Laplace estimand at the same nbeta and gamma beside each estimate: CLAIMS.md's quadratic null)",
             "note": "details: the fitted line, the interval, or why the data cannot decide",
         },
     ),

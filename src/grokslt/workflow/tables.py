@@ -16,6 +16,7 @@ from grokslt.analysis.theory import closed_form_row, closed_forms_apply, closed_
 from grokslt.estimation.checkpoint_llc import settings_columns
 from grokslt.estimation.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
 from grokslt.estimation.diagnostics import MINIBATCH_COLUMNS
+from grokslt.estimation.laplace import ESTIMATES as LAPLACE_ESTIMATES
 from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
@@ -74,6 +75,7 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv, llc
         *DIAGNOSTIC_COLUMNS,
         *MINIBATCH_COLUMNS,
         *LOCALITY_COLUMNS,
+        *LAPLACE_ESTIMATES,
     ]
     llc = llc[wanted].rename(columns={"llc_mean": "llc", "init_loss": "llc_init_loss"})
     hessian = hessian[["step", "trace_hutchinson", "trace_stderr", "trace_exact"]]

@@ -9,7 +9,7 @@ import pandas as pd
 
 from grokslt.analysis.membership import in_experiments
 
-COLUMNS = ["claim", "model", "preset", "statistic", "value", "uncertainty", "verdict", "n", "note"]
+COLUMNS = ["claim", "model", "preset", "estimator", "statistic", "value", "uncertainty", "verdict", "n", "note"]
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from grokslt.analysis.claims import CLAIMS, Claim
 from grokslt.analysis.claims.evidence import COLUMNS, Evidence, ReadRecord, models
+from grokslt.analysis.claims.reach import about_curvature, as_estimator, has_laplace, reached
 from grokslt.analysis.claims.trust import decided
 from grokslt.analysis.llc_series import llc_series
 from grokslt.io import write_csv
@@ -27,21 +28,39 @@ def evaluate(summary: pd.DataFrame, loss: Mapping[str, pd.DataFrame], llc_by_pre
         for model, claim in tests:
             series = ReadRecord({run: llc_series(table) for run, table in llc.items()})
             evidence = Evidence(summary, loss, series, sensitivity, model)
-            rows.extend(r | {"model": model} for r in asked(claim, evidence, preset))
+            rows.extend(r | {"model": model} for r in per_estimator(claim, evidence, preset))
     for claim in CLAIMS.values():
         if not claim.per_preset:
             series = ReadRecord({run: llc_series(table) for run, table in (traced or {}).items()})
-            rows.extend(asked(claim, Evidence(summary, loss, series, sensitivity, waic=waic, traced=traced), ""))
+            evidence = Evidence(summary, loss, series, sensitivity, waic=waic, traced=traced)
+            rows.extend(r | {"estimator": "llc"} for r in asked(claim, evidence, ""))
     return rows
 
 
+def per_estimator(claim: Claim, evidence: Evidence, preset: str) -> list[dict]:
+    """The claim's rows for the estimates and, where the tables have it, for lambda_Q beside them (`reach`)."""
+    estimate = asked(claim, evidence, preset)
+    if not has_laplace(evidence):
+        return [r | {"estimator": "llc"} for r in estimate]
+    laplace = asked(claim, as_estimator(evidence, "lambda_Q"), preset)
+    return [r | {"estimator": "llc"} for r in about_curvature(estimate, laplace)] + [
+        r | {"estimator": "lambda_Q"} for r in laplace
+    ]
+
+
 def asked(claim: Claim, evidence: Evidence, preset: str) -> list[dict]:
-    """The claim's rows on `evidence`, decided by the trust rule."""
+    """The claim's rows on `evidence`, decided by the trust rule and, for a value or scaling claim, the reach rule
+    on the finals each row read (all the claim read where a row names none)."""
 
     def test(evidence: Evidence) -> list[dict]:
         return claim.function()(evidence, preset)
 
-    return decided(evidence, test(evidence), test if claim.recomputed else None, preset)
+    rows = test(evidence)
+    reads = [r.get("reads") or tuple(sorted(evidence.llc.read)) for r in rows]
+    rows = decided(evidence, rows, test if claim.recomputed else None, preset)
+    if claim.value and len(rows) == len(reads):
+        rows = [reached(evidence, r, runs) for r, runs in zip(rows, reads, strict=True)]
+    return rows
 
 
 SMOKE_TEST = "smoke test: a configuration shrunk to test the pipeline, no evidence for or against the paper"
