@@ -79,16 +79,19 @@ def no_choice(args: argparse.Namespace) -> bool:
     """With --if-chosen: when the calibration chose no settings, write an empty table, say so and return True."""
     import json
 
+    from grokslt.artefacts import seal
     from grokslt.estimation.llc import result_columns
     from grokslt.estimation.samplers import SamplerSettings
     from grokslt.io import write_csv
+    from grokslt.training.runs import load_run
 
     if args.preset != "calibrated" or not args.calibration or not Path(args.calibration).exists():
         return False
     report = json.loads(Path(args.calibration).read_text())
     if report.get("chosen") is not None:
         return False
-    write_csv(args.out, [], ["step", *result_columns(SamplerSettings())])
+    digest = write_csv(args.out, [], ["step", *result_columns(SamplerSettings())])
+    seal(args.out, digest, "grokslt llc --if-chosen", load_run(args.run).identity)
     print(f"grokslt llc: warning: {args.calibration}: {report.get('verdict')}; wrote an empty table", file=sys.stderr)
     return True
 

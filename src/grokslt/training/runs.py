@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from grokslt.artefacts import LOSS_DATA, config_digest, read_table, record_digest
 from grokslt.errors import BadInput
 from grokslt.io import checkpoint_path, file_sha256, list_checkpoints, load_checkpoint
 from grokslt.training.data import ModularArithmetic
@@ -29,14 +30,17 @@ class Run:
     data: ModularArithmetic
     checkpoints: dict[int, Path]
     outcome: dict
+    record: dict
 
     @property
     def diverged_step(self) -> int | None:
         return self.outcome["step"] if self.outcome["status"] == "diverged" else None
 
     def load(self, step: int) -> dict[str, torch.Tensor]:
-        """The parameters at `step`, checked to be this run's model."""
-        params = load_checkpoint(self.checkpoints[step])
+        """The parameters at `step`, checked to be the bytes training wrote (run.json's checksum) and this
+        run's model."""
+        fix = f"; delete {self.path} and train the run again: a checkpoint cannot be restored alone"
+        params = load_checkpoint(self.checkpoints[step], self.checksums[str(step)], fix)
         expected = self.network.shapes()
         found = {name: tuple(params[name].shape) if name in params else None for name in expected}
         if found != expected:
@@ -46,6 +50,15 @@ class Run:
                 f"{expected}: the checkpoint belongs to another run"
             )
         return params
+
+    @property
+    def checksums(self) -> dict[str, str]:
+        return self.record["checkpoints_sha256"]
+
+    @property
+    def identity(self) -> str:
+        """The run's `config_digest`, which the tables computed from it carry in their seals."""
+        return config_digest(self.record["config"])
 
     @property
     def network(self) -> Network:
@@ -66,8 +79,12 @@ def load_run(path: str | Path) -> Run:
     checkpoints = list_checkpoints(path / "checkpoints")
     if not checkpoints and outcome["status"] != "diverged":
         raise BadInput(f"--run {path}: no checkpoints in {path / 'checkpoints'}")
+    unrecorded = sorted(set(checkpoints) - {int(step) for step in record["checkpoints_sha256"]})
+    if unrecorded:
+        raise BadInput(f"{checkpoint_path(path / 'checkpoints', unrecorded[0])}: not written by the run's training "
+                       f"(no checksum in run.json); delete it")  # fmt: skip
     data = config.dataset()
-    return Run(path, config, data, checkpoints, outcome)
+    return Run(path, config, data, checkpoints, outcome, record)
 
 
 RETRAIN = "rerun its training (`snakemake --forcerun train`, or `grokslt train` with the run's settings)"
@@ -86,6 +103,13 @@ def verified_record(path: Path) -> dict:
         status, step = outcome["status"], outcome["step"]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise BadInput(f"{meta}: not a run record of `grokslt train` ({error}); train the run again") from None
+    if "record_sha256" not in record or "checkpoints_sha256" not in record:
+        raise BadInput(f"{meta}: written by an older grokslt, without checksums; {RETRAIN}: it records them")
+    if record["record_sha256"] != record_digest(record):
+        raise BadInput(
+            f"{meta}: edited since training wrote it (its checksum differs), and its settings define the run's data; "
+            f"restore it, or to train other settings put them in the config and delete {path} (or use another --out)"
+        )
     if status == "training":
         raise BadInput(
             f"{meta}: training stopped at step {step} of {config.max_steps} without finishing (killed?); "
@@ -160,7 +184,7 @@ def decisive_steps(run: Run, llc_peak: bool = True) -> dict[str, int]:
     chosen = {name: marks[key] for key, name in names.items() if marks[key] in run.checkpoints}
     table = run.path / "loss_data.csv"
     if llc_peak and table.exists():
-        llc = pd.read_csv(table).dropna(subset=["llc"])
+        llc = read_table(table, LOSS_DATA, run.identity, available).dropna(subset=["llc"])
         llc = llc[llc["step"].isin(available)]
         if len(llc):
             chosen["llc_peak"] = int(llc.loc[llc["llc"].idxmax(), "step"])
