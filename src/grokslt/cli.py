@@ -324,13 +324,13 @@ def run_plan(args: argparse.Namespace) -> None:
 
     import yaml
 
-    from grokslt.workflow.config import check_workflow
+    from grokslt.workflow.config import check_workflow, yaml_mistake
     from grokslt.workflow.plan import describe, expected_stops, measure, plan
 
     try:
         config = yaml.safe_load(Path(args.configfile).read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise ValueError(f"--configfile {args.configfile}: {error}") from None
+    except yaml.YAMLError as error:
+        raise ValueError(f"--configfile {args.configfile}: {yaml_mistake(error)}") from None
     checked = check_workflow(config, [args.configfile])  # what the workflow runs: figures left out included
     stops = None
     if args.reference != "none" and checked.config["reference"] != "none":
