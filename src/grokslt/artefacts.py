@@ -142,7 +142,8 @@ def read_table(path: str | Path, kind: TableKind, run: str | None = None, steps:
     fix = REBUILD.format(writer=stamp["writer"])
     if not data.strip():
         raise BadInput(f"{path}: empty, not even a header; {fix}")
-    table = pd.read_csv(io.BytesIO(data))
+    # blank only where the writer left a cell empty or wrote a NaN: 'n/a', 'NULL' and the like are text here
+    table = pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=["", "nan"])
     missing = [c for c in kind.required if c not in table.columns]
     if missing:
         raise BadInput(f"{path}: no column {missing[0]!r} (a {kind.name} has {', '.join(kind.required)}); {fix}")
