@@ -77,9 +77,9 @@ def sampler_overrides(args: argparse.Namespace) -> dict:
 
 def no_choice(args: argparse.Namespace) -> bool:
     """With --if-chosen: when the calibration chose no settings, write an empty table, say so and return True."""
-    import json
 
     from grokslt.artefacts import seal
+    from grokslt.estimation.calibration import read_calibration
     from grokslt.estimation.llc import result_columns
     from grokslt.estimation.samplers import SamplerSettings
     from grokslt.io import write_csv
@@ -87,7 +87,7 @@ def no_choice(args: argparse.Namespace) -> bool:
 
     if args.preset != "calibrated" or not args.calibration or not Path(args.calibration).exists():
         return False
-    report = json.loads(Path(args.calibration).read_text())
+    report = read_calibration(args.calibration)
     if report.get("chosen") is not None:
         return False
     digest = write_csv(args.out, [], ["step", *result_columns(SamplerSettings())])
