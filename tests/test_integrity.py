@@ -433,3 +433,13 @@ def test_outputs_in_a_read_only_results_directory_fail_in_one_line(finished, tmp
     assert result.stderr.strip().splitlines()[-1].endswith("read-only file system: choose an output path on a "
                                                            "writable file system")  # fmt: skip
     assert (results / "loss_data.csv").read_bytes() == (finished / "loss_data.csv").read_bytes()
+
+
+def test_a_corrupted_initial_network_is_refused(run):
+    """init.safetensors, which the estimator accuracy study estimates at, carries its checksum in run.json too."""
+    from grokslt.errors import BadInput
+    from grokslt.training.runs import load_run
+
+    flip_byte(run / "init.safetensors", -5)
+    with pytest.raises(BadInput, match="init.safetensors: not the checkpoint training wrote"):
+        load_run(run).load_init()

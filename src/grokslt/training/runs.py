@@ -18,7 +18,7 @@ from grokslt.errors import BadInput
 from grokslt.io import checkpoint_path, file_sha256, list_checkpoints, load_checkpoint
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network
-from grokslt.training.train import TrainConfig
+from grokslt.training.train import INIT_FILE, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,11 @@ class Run:
                 f"{expected}: the checkpoint belongs to another run"
             )
         return params
+
+    def load_init(self) -> dict[str, torch.Tensor]:
+        """The network before training (init.safetensors), checked against run.json's checksum."""
+        fix = f"; delete {self.path} and train the run again"
+        return load_checkpoint(self.path / INIT_FILE, self.record["init_sha256"], fix)
 
     @property
     def checksums(self) -> dict[str, str]:
@@ -103,7 +108,7 @@ def verified_record(path: Path) -> dict:
         status, step = outcome["status"], outcome["step"]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise BadInput(f"{meta}: not a run record of `grokslt train` ({error}); train the run again") from None
-    if "record_sha256" not in record or "checkpoints_sha256" not in record:
+    if not {"record_sha256", "checkpoints_sha256", "init_sha256"} <= set(record):
         raise BadInput(f"{meta}: written by an older grokslt, without checksums; {RETRAIN}: it records them")
     if record["record_sha256"] != record_digest(record):
         raise BadInput(

@@ -64,6 +64,7 @@ LOG_COLUMNS = [
     "diverged",
 ]
 RESUME_FILE = "resume.pt"
+INIT_FILE = "init.safetensors"  # the network before training
 # Training has diverged when its loss exceeds this multiple of the zero function's loss (about
 # 0.5 (1 - 1/p)): a network that fits nothing has loss 1x, and no run that recovers was seen above 10x.
 DIVERGENCE_FACTOR = 1e3
@@ -219,6 +220,7 @@ def write_record(trainer: Trainer) -> dict:
     log_file = trainer.out / "train_log.csv"
     record["log_sha256"] = file_sha256(log_file) if log_file.exists() else None
     record["checkpoints_sha256"] = {str(step): digest for step, digest in sorted(trainer.checksums.items())}
+    record["init_sha256"] = trainer.init_checksum
     record["record_sha256"] = record_digest(record)
     write_json(trainer.out / "run.json", record)
     return outcome
@@ -259,6 +261,7 @@ class Trainer:
         self.optimizer = build_optimizer(config, self.model.parameters())
         self.step = 0
         self.checksums: dict[int, str] = {}  # {step: SHA-256 of its checkpoint, as written}
+        self.init_checksum: str | None = None  # of init.safetensors
         self.rows: list[dict] = []
         self.finished = False
         self.train_a, self.train_b, self.train_c = self.data.subset("train")
@@ -275,6 +278,7 @@ class Trainer:
             "rows": self.rows,
             "finished": self.finished,
             "checksums": self.checksums,
+            "init_checksum": self.init_checksum,
         }
 
     def restore(self, state: dict) -> None:
@@ -290,6 +294,7 @@ class Trainer:
         self.rows = state["rows"]
         self.finished = state["finished"]
         self.checksums = state.get("checksums") or self.legacy_checksums()
+        self.init_checksum = state.get("init_checksum") or file_sha256(self.out / INIT_FILE)
         if self.finished and not self.diverged and not should_stop(self.rows, self.config):
             self.finished = self.step >= self.config.max_steps
         if not self.finished and self.rows and not self.config.evaluates_at(self.rows[-1]["step"]):
@@ -388,7 +393,7 @@ def train(
         log.info("resuming %s at step %d", trainer.out, trainer.step)
     else:
         trainer.out.mkdir(parents=True, exist_ok=True)
-        save_params(trainer.out / "init.safetensors", trainer.model.params())
+        trainer.init_checksum = save_params(trainer.out / INIT_FILE, trainer.model.params())
     if trainer.finished:
         # A finished run trained again (a forced rerun deletes the log and record first): its log and
         # record are rewritten from the saved state, the same bytes as when it finished.
