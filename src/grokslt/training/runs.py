@@ -95,17 +95,17 @@ def load_run(path: str | Path) -> Run:
 RETRAIN = "rerun its training (`snakemake --forcerun train`, or `grokslt train` with the run's settings)"
 
 
-def verified_record(path: Path) -> dict:
-    """run.json of a run whose training finished, whose log is the one training wrote (its checksum in
-    the record) and whose every logged checkpoint is on disk; anything else is refused, naming the file
-    and what to run, so that no later stage reads a half-trained or edited run."""
+def run_record(path: Path) -> dict:
+    """run.json as training wrote it (its own checksum, `record_digest`, holds), in training or finished."""
     meta = path / "run.json"
     if not meta.exists():
         raise BadInput(f"--run {path}: no run.json there; expected a directory written by `grokslt train`")
     try:
         record = json.loads(meta.read_text())
-        config, outcome = TrainConfig(**record["config"]), record["outcome"]
-        status, step = outcome["status"], outcome["step"]
+        TrainConfig(**record["config"])
+        missing = {"status", "step"} - set(record["outcome"])
+        if missing:
+            raise KeyError(f"outcome.{min(missing)}")
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise BadInput(f"{meta}: not a run record of `grokslt train` ({error}); train the run again") from None
     if not {"record_sha256", "checkpoints_sha256", "init_sha256"} <= set(record):
@@ -115,6 +115,15 @@ def verified_record(path: Path) -> dict:
             f"{meta}: edited since training wrote it (its checksum differs), and its settings define the run's data; "
             f"restore it, or to train other settings put them in the config and delete {path} (or use another --out)"
         )
+    return record
+
+
+def verified_record(path: Path) -> dict:
+    """run.json (`run_record`) of a run whose training finished, whose log is the one training wrote (its
+    checksum in the record) and whose every logged checkpoint is on disk; anything else is refused, naming
+    the file and what to run, so that no later stage reads a half-trained or edited run."""
+    meta, record = path / "run.json", run_record(path)
+    config, status, step = TrainConfig(**record["config"]), record["outcome"]["status"], record["outcome"]["step"]
     if status == "training":
         raise BadInput(
             f"{meta}: training stopped at step {step} of {config.max_steps} without finishing (killed?); "
@@ -169,7 +178,7 @@ def estimated_steps(log_file: Path, every: int = 1) -> list[int]:
     available = logged_checkpoints(log_file)
     if every == 1:
         return available
-    dense_until = json.loads((Path(log_file).parent / "run.json").read_text())["config"].get("dense_until", 0)
+    dense_until = run_record(Path(log_file).parent)["config"].get("dense_until", 0)
     return thin_steps(pd.read_csv(log_file), available, every, dense_until)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import math
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
-from grokslt.training.runs import estimated_steps, logged_checkpoints, verified_record
+from grokslt.training.runs import estimated_steps, logged_checkpoints, run_record, verified_record
 from grokslt.training.train import TrainConfig, versions
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
@@ -93,7 +92,7 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv, llc
 
 
 def params_row(run_id: str, run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, llc_every: int = 1) -> dict:
-    meta = json.loads((Path(run_dir) / "run.json").read_text())
+    meta = run_record(Path(run_dir))
     config = meta["config"]
     row = {"run": run_id, **config, **meta["dataset"], "n_params": meta["n_params"]}
     row.update(status=meta["outcome"]["status"], status_step=meta["outcome"]["step"])
