@@ -98,3 +98,13 @@ def test_an_all_blank_llc_column_and_an_empty_chunk_name_their_file(tmp_path):
     seal(chunk, sha256(b""), "grokslt llc")
     with pytest.raises(BadInput, match=rf"^{chunk}: empty, not even a header; .*`grokslt llc`"):
         read_table(chunk, LLC_TABLE)
+
+
+def test_a_table_of_no_estimates_is_read(tmp_path):
+    """A run that diverged at its first evaluation has an LLC chunk of a header alone: read, not refused."""
+    from grokslt.artefacts import LLC_TABLE, read_table, seal, sha256
+
+    chunk = tmp_path / "chunk0of1.csv"
+    chunk.write_text("step,llc_mean,converged,local\n")
+    seal(chunk, sha256(chunk.read_bytes()), "grokslt llc")
+    assert read_table(chunk, LLC_TABLE).empty

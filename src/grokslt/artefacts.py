@@ -150,7 +150,7 @@ def read_table(path: str | Path, kind: TableKind, run: str | None = None, steps:
     if table.empty and not kind.may_be_empty:
         raise BadInput(f"{path}: no rows; {fix}")
     check_steps(table, path, fix, steps)
-    for column in kind.numbers:
+    for column in kind.numbers if len(table) else ():  # a header alone reads as text
         if not pd.api.types.is_numeric_dtype(table[column]):
             raise BadInput(f"{path}: column {column!r} holds text where numbers belong; {fix}")
     for column in kind.flags:
@@ -163,7 +163,7 @@ def read_table(path: str | Path, kind: TableKind, run: str | None = None, steps:
 
 
 def check_steps(table: pd.DataFrame, path: Path, fix: str, steps: Iterable[int] | None) -> None:
-    if not pd.api.types.is_integer_dtype(table["step"]):
+    if len(table) and not pd.api.types.is_integer_dtype(table["step"]):
         raise BadInput(f"{path}: column 'step' holds blanks or non-integers; {fix}")
     repeated = sorted(set(table.loc[table["step"].duplicated(), "step"].tolist()))
     if repeated:
