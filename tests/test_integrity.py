@@ -396,7 +396,7 @@ def test_a_trace_file_missing_an_array_is_named(run, capsys):
 def test_truncated_pair_traces_are_named(run, capsys):
     ok("llc", "--run", run, *LLC, "--steps", "200", "--observe-every", "5", "--out", run / "traced.csv",
        "--pair-traces", run / "traces")  # fmt: skip
-    nc = run / "traces" / "step200.nc"
+    nc = run / "traces" / "step000200.nc"
     nc.write_bytes(nc.read_bytes()[: nc.stat().st_size // 2])
     err = refused(capsys, "waic", "--traces", run / "traces", "--out", run / "waic.csv")
     assert f"{nc}: not the bytes `grokslt llc --pair-traces` wrote" in err
