@@ -356,12 +356,15 @@ def test_the_sensitivity_grid_decides_only_with_local_estimates(local, verdict):
 
 def test_a_smoke_test_marks_every_verdict(tmp_path):
     from grokslt.analysis.claims.table import SMOKE_TEST, write_claims
+    from grokslt.artefacts import seal, sha256
 
     summary = pd.DataFrame([summary_row("x", "other")])
     summary.to_csv(tmp_path / "runs.csv", index=False)
     (tmp_path / "x").mkdir()
     pd.DataFrame({"step": [1], "llc": [1.0], "mcse": [0.1], "converged": [True], "local": [True],
                   "diverged": [False]}).to_csv(tmp_path / "x" / "loss_data.csv", index=False)  # fmt: skip
+    loss = (tmp_path / "x" / "loss_data.csv").read_bytes()
+    seal(tmp_path / "x" / "loss_data.csv", sha256(loss), "a test")  # the seal `grokslt tables` writes
     rows = write_claims(tmp_path / "runs.csv", [tmp_path / "x" / "loss_data.csv"], [], None, tmp_path / "c.csv", True)
     assert rows and all(row["note"].startswith(SMOKE_TEST) for row in rows)
     assert pd.read_csv(tmp_path / "c.csv")["note"].str.startswith("smoke test").all()

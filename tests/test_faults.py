@@ -105,7 +105,7 @@ def test_a_truncated_checkpoint_is_named(run, tmp_path):
     checkpoint.write_bytes(checkpoint.read_bytes()[:50])
     result = grokslt("llc", "--run", copy, "--steps", "100", *FAST_LLC, "--out", tmp_path / "x.csv")
     assert result.returncode == 2
-    assert f"{checkpoint}: not a readable checkpoint" in error_line(result)
+    assert f"{checkpoint}: not the checkpoint training wrote" in error_line(result)  # its checksum, run.json's
 
 
 def test_a_checkpoint_of_another_model_size_is_named(run, tmp_path):
@@ -115,7 +115,7 @@ def test_a_checkpoint_of_another_model_size_is_named(run, tmp_path):
     shutil.copy(other / "checkpoints" / "step_0000020.safetensors", copy / "checkpoints" / "step_0000020.safetensors")
     result = grokslt("hessian", "--run", copy, "--steps", "20", "--out", tmp_path / "x.csv")
     assert result.returncode == 2
-    assert "step_0000020.safetensors: holds" in error_line(result) and "belongs to another run" in error_line(result)
+    assert "step_0000020.safetensors: not the checkpoint training wrote" in error_line(result)
 
 
 def test_a_dataset_of_another_p_is_named(tmp_path):

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from grokslt.analysis.scorecard import COLUMNS as SCORECARD_COLUMNS
+from grokslt.artefacts import seal, sha256
 from grokslt.cli import main
 from grokslt.figures import style
 from grokslt.figures.accuracy import point_title
@@ -67,6 +68,7 @@ def tables(tmp_path_factory):
             table = table.iloc[:1].assign(train_loss=1e20, llc=np.nan, trace_hutchinson=np.nan, diverged=True)
         (root / run).mkdir()
         table.to_csv(root / run / "loss_data.csv", index=False)
+        sealed(root / run / "loss_data.csv")
         pd.DataFrame({"llc_nbeta": [9.2], "llc_num_chains": [3]}).to_csv(root / run / "params.csv", index=False)
         rows.append(
             {
@@ -142,7 +144,13 @@ def tables(tmp_path_factory):
         steps=np.arange(50, 550, 50),
         loss_trace=0.01 + 0.001 * rng.random((10, 3, 40)).cumsum(axis=2),
     )
+    sealed(root / "base" / "traces.npz")
     return root
+
+
+def sealed(path):
+    """Seal a table written here as its writer (`grokslt tables`, `grokslt llc`) does: the figures read no other."""
+    seal(path, sha256(path.read_bytes()), "a test")
 
 
 def draw(name, root, out, *args):
@@ -262,6 +270,7 @@ def test_figure_9_adds_the_certified_peaks_where_the_runs_have_them(tables, tmp_
         (tmp_path / run).mkdir()
         paths.append(tmp_path / run / "certified.csv")
         table.to_csv(paths[-1], index=False)
+        sealed(paths[-1])
     pdf, _ = draw("fig9", tables, tmp_path, *CASES["fig9"](tables), "--certified", *paths)
     assert pdf.stat().st_size > 5000
 
@@ -329,6 +338,7 @@ def test_the_offset_corrected_accuracy_is_drawn_beside_the_raw_one(tables, tmp_p
     table["train_acc_offset"] = np.minimum(1, table["step"] / 100)  # corrected one stays at 1
     (tmp_path / "base").mkdir()
     table.to_csv(tmp_path / "base" / "loss_data.csv", index=False)
+    sealed(tmp_path / "base" / "loss_data.csv")
     style.apply()
     loss_data = [tmp_path / "base" / "loss_data.csv"]
     read = Tables(Namespace(summary=tables / "runs.csv", loss_data=loss_data, reference=None))

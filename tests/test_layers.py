@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "grokslt"
 
 # Bottom to top; a module may import its own stage and the stages below it.
 STAGES = ["base", "training", "estimation", "analysis", "figures", "workflow", "cli"]
-BASE_MODULES = {"__init__", "errors", "io", "settings", "runtime", "cpu_kernels"}
+BASE_MODULES = {"__init__", "errors", "io", "artefacts", "settings", "runtime", "cpu_kernels"}
 TOP_MODULES = {"cli", "__main__"}
 
 

@@ -33,7 +33,8 @@ def another_value(f: dataclasses.Field, cls):
     if f.name == "data":
         return "val"
     if isinstance(default, int):
-        return default + 2 if f.metadata["maximum"] is None else default - 1
+        high = f.metadata["maximum"]
+        return default + 2 if high is None or default + 2 <= high else default - 1
     if isinstance(default, float):
         bound = f.metadata["maximum"] or f.metadata["exclusive_maximum"]
         return default / 2 if bound is not None else default * 2 + 0.5

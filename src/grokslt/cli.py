@@ -77,18 +77,21 @@ def sampler_overrides(args: argparse.Namespace) -> dict:
 
 def no_choice(args: argparse.Namespace) -> bool:
     """With --if-chosen: when the calibration chose no settings, write an empty table, say so and return True."""
-    import json
 
+    from grokslt.artefacts import seal
+    from grokslt.estimation.calibration import read_calibration
     from grokslt.estimation.llc import result_columns
     from grokslt.estimation.samplers import SamplerSettings
     from grokslt.io import write_csv
+    from grokslt.training.runs import load_run
 
     if args.preset != "calibrated" or not args.calibration or not Path(args.calibration).exists():
         return False
-    report = json.loads(Path(args.calibration).read_text())
+    report = read_calibration(args.calibration)
     if report.get("chosen") is not None:
         return False
-    write_csv(args.out, [], ["step", *result_columns(SamplerSettings())])
+    digest = write_csv(args.out, [], ["step", *result_columns(SamplerSettings())])
+    seal(args.out, digest, "grokslt llc --if-chosen", load_run(args.run).identity)
     print(f"grokslt llc: warning: {args.calibration}: {report.get('verdict')}; wrote an empty table", file=sys.stderr)
     return True
 
@@ -331,13 +334,13 @@ def run_plan(args: argparse.Namespace) -> None:
 
     import yaml
 
-    from grokslt.workflow.config import check_workflow
+    from grokslt.workflow.config import check_workflow, yaml_mistake
     from grokslt.workflow.plan import describe, expected_stops, measure, plan
 
     try:
         config = yaml.safe_load(Path(args.configfile).read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise ValueError(f"--configfile {args.configfile}: {error}") from None
+    except yaml.YAMLError as error:
+        raise ValueError(f"--configfile {args.configfile}: {yaml_mistake(error)}") from None
     checked = check_workflow(config, [args.configfile])  # what the workflow runs: figures left out included
     stops = None
     if args.reference != "none" and checked.config["reference"] != "none":

@@ -35,6 +35,7 @@ _FILE_ERRORS = {
     errno.ENOENT: (2, "no such file or directory"),
     errno.ENOTDIR: (2, "a parent of this path is a file, not a directory"),
     errno.EISDIR: (2, "is a directory, expected a file"),
+    errno.EEXIST: (2, "a file is in the way, where a directory is expected: choose another path or move it"),
 }
 
 

@@ -38,6 +38,7 @@ def atomic_path(path: str | os.PathLike):
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would outlive the rename
         os.close(fd)
         yield Path(tmp)
         os.replace(tmp, path)
@@ -48,21 +49,29 @@ def atomic_path(path: str | os.PathLike):
             os.unlink(tmp)
 
 
-def write_text(path: str | os.PathLike, text: str) -> None:
-    write_bytes(path, text.encode())
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+def write_text(path: str | os.PathLike, text: str) -> str:
+    return write_bytes(path, text.encode())
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> str:
+    """Write `data` atomically; returns its SHA-256, for the writer to record (`grokslt.artefacts`)."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
 
 
 def file_sha256(path: str | os.PathLike) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def write_json(path: str | os.PathLike, data: Mapping) -> None:
-    write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+def write_json(path: str | os.PathLike, data: Mapping) -> str:
+    return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def format_cell(value) -> str:
@@ -74,29 +83,33 @@ def format_cell(value) -> str:
     return "" if value is None else str(value)
 
 
-def write_csv(path: str | os.PathLike, rows: Iterable[Mapping], columns: list[str]) -> None:
+def write_csv(path: str | os.PathLike, rows: Iterable[Mapping], columns: list[str]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow([format_cell(row.get(col)) for col in columns])
-    write_text(path, buffer.getvalue())
+    return write_text(path, buffer.getvalue())
 
 
 def checkpoint_path(directory: str | os.PathLike, step: int) -> Path:
     return Path(directory) / f"step_{step:07d}.safetensors"
 
 
-def save_params(path: str | os.PathLike, params: Mapping[str, torch.Tensor]) -> None:
-    write_bytes(path, save({k: v.detach().contiguous().cpu() for k, v in params.items()}))
+def save_params(path: str | os.PathLike, params: Mapping[str, torch.Tensor]) -> str:
+    return write_bytes(path, save({k: v.detach().contiguous().cpu() for k, v in params.items()}))
 
 
-def save_checkpoint(directory: str | os.PathLike, step: int, params: Mapping[str, torch.Tensor]):
-    save_params(checkpoint_path(directory, step), params)
+def save_checkpoint(directory: str | os.PathLike, step: int, params: Mapping[str, torch.Tensor]) -> str:
+    return save_params(checkpoint_path(directory, step), params)
 
 
-def load_checkpoint(path: str | os.PathLike) -> dict[str, torch.Tensor]:
+def load_checkpoint(path: str | os.PathLike, sha256: str | None = None, fix: str = "") -> dict[str, torch.Tensor]:
+    """The tensors of a checkpoint; given `sha256` (what its writer recorded), its bytes must match it."""
     data = Path(path).read_bytes()
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise BadInput(f"{path}: not the checkpoint training wrote (corrupt or edited: its checksum differs from "
+                       f"run.json's){fix}")  # fmt: skip
     try:
         tensors = load(data)
     except SafetensorError as error:
@@ -114,10 +127,10 @@ def list_checkpoints(directory: str | os.PathLike) -> dict[int, Path]:
     return dict(sorted(found.items()))
 
 
-def save_npz(path: str | os.PathLike, **arrays) -> None:
+def save_npz(path: str | os.PathLike, **arrays) -> str:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
-    write_bytes(path, buffer.getvalue())
+    return write_bytes(path, buffer.getvalue())
 
 
 def save_torch(path: str | os.PathLike, obj) -> None:

@@ -95,12 +95,18 @@ def expectation(f: dataclasses.Field, cls) -> str:
             left = "[" if meta["minimum"] is not None else "("
             right = "]" if meta["maximum"] is not None else ")"
             low = meta["minimum"] if meta["minimum"] is not None else low
-            text = f"a {noun} in {left}{low:g}, {high:g}{right}"
+            article = "an" if noun == "integer" else "a"
+            text = f"{article} {noun} in {left}{bound_text(low)}, {bound_text(high)}{right}"
         elif meta["minimum"] is not None:
             text = f"an {noun} >= {meta['minimum']:g}" if kind is int else f"a {noun} >= {meta['minimum']:g}"
         else:
             text = f"an {noun}" if kind is int else f"a {noun}"
     return f"{text} or none" if optional(f, cls) else text
+
+
+def bound_text(value: float) -> str:
+    """A range's bound as a person reads it: an integer in full (2^63 - 1 is not 9.22337e+18), a float short."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 def valid_value(f: dataclasses.Field, cls, value) -> bool:

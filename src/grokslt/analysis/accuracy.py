@@ -135,7 +135,7 @@ def write_accuracy(run_dirs, out, nbetas, gamma, methods: dict, repeats: int, re
     from pathlib import Path
 
     from grokslt.errors import BadInput
-    from grokslt.io import load_checkpoint, write_csv
+    from grokslt.io import write_csv
     from grokslt.training.runs import load_run
 
     if not methods:
@@ -151,7 +151,7 @@ def write_accuracy(run_dirs, out, nbetas, gamma, methods: dict, repeats: int, re
     for run_dir, run in zip(run_dirs, runs, strict=True):
         final = list(run.checkpoints)[-1]
         points = {f"{Path(run_dir).name}@{final}": run.load(final),
-                  f"{Path(run_dir).name}@init": load_checkpoint(Path(run_dir) / "init.safetensors")}  # fmt: skip
+                  f"{Path(run_dir).name}@init": run.load_init()}  # fmt: skip
         for point, params in points.items():
             rows += accuracy_rows(point, run.data, params, nbetas, gamma, methods, run.batch_size, repeats,
                                   reference)  # fmt: skip

@@ -113,6 +113,7 @@ def write_hessian_table(
     run_dir, out, preset: str = "paper_code", overrides: dict | None = None, steps=None, chunk=None, seed: int = 0
 ) -> list[dict]:
     """Hutchinson and exact traces of L_n at the selected checkpoints of a run, one CSV row each."""
+    from grokslt.artefacts import seal
     from grokslt.io import write_csv
     from grokslt.training.runs import load_run, select_run_steps, step_seed
 
@@ -139,5 +140,5 @@ def write_hessian_table(
             }
         )
     columns = ["step", "trace_hutchinson", "trace_stderr", "trace_exact", *as_columns(settings), "hessian_preset"]
-    write_csv(out, rows, columns)
+    seal(out, write_csv(out, rows, columns), "grokslt hessian", run.identity)
     return rows

@@ -130,8 +130,10 @@ def worst_cases(rows: list[dict]) -> list[dict]:
 def write_scorecard(summary_csv, loss_csvs, reference_root, out) -> list[dict]:
     from pathlib import Path
 
+    from grokslt.artefacts import LOSS_DATA, read_table
+
     summary = pd.read_csv(summary_csv)
-    loss = {Path(path).parent.name: pd.read_csv(path) for path in loss_csvs}
+    loss = {Path(path).parent.name: read_table(path, LOSS_DATA) for path in loss_csvs}
     loss = {run: table[~table["diverged"]] for run, table in loss.items()}
     rows = scorecard(summary, loss, reference_root)
     write_csv(out, rows, COLUMNS)

@@ -281,6 +281,7 @@ def write_theory_tables(out_dir, sizes, grid_p, grid_K, single_d, single_K, seed
 
 
 def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 0.99, atom_rank_max: int = 0):
+    from grokslt.artefacts import seal
     from grokslt.io import write_csv
     from grokslt.training.runs import load_run, select_run_steps
 
@@ -291,7 +292,7 @@ def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 
     selected = select_run_steps(run, steps, chunk)
     columns = ["step", "K", "K_eff", "K_eff_mass", "generic_llc", "keff_llc", "atom_rank_llc"]
     rows = [checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max) for step in selected]
-    write_csv(out, rows, columns)
+    seal(out, write_csv(out, rows, columns), "grokslt theory --run", run.identity)
     return rows
 
 

@@ -29,6 +29,7 @@ import json
 import math
 from pathlib import Path
 
+from grokslt.artefacts import seal, unsealed
 from grokslt.errors import BadInput, ComputationFailed
 from grokslt.estimation.checkpoint_llc import estimate_checkpoints, settings_columns
 from grokslt.estimation.llc import result_columns
@@ -193,7 +194,8 @@ def calibrate(run_dir, out_dir, step: str, base: SamplerSettings, step_sizes, nb
     extra = ["seconds", "passes", "extrapolated", "systematic", "chosen", "why_not"]
     write_csv(out / "calibration.csv", rows, [*columns, *extra])
     report = calibration_report(run_dir, steps, rows, failures, best, grid)
-    write_text(out / "calibration.json", json.dumps(report, indent=2) + "\n")
+    seal(out / "calibration.json", write_text(out / "calibration.json", json.dumps(report, indent=2) + "\n"),
+         "grokslt calibrate")  # fmt: skip
     if best is None and not report_only:
         raise ComputationFailed(report["verdict"])
     return report
@@ -235,12 +237,17 @@ def calibration_report(run_dir, steps, rows, failures, best, grid) -> dict:
     }  # fmt: skip
 
 
-def calibrated_settings(path) -> SamplerSettings:
-    """The settings a calibration chose (its calibration.json)."""
+def read_calibration(path) -> dict:
+    """A calibration's report (calibration.json), as `grokslt calibrate` sealed it."""
     path = Path(path)
     if not path.exists():
         raise BadInput(f"--calibration {path}: no such file; run `grokslt calibrate` first")
-    chosen = json.loads(path.read_text()).get("chosen")
+    return json.loads(unsealed(path)[0])
+
+
+def calibrated_settings(path) -> SamplerSettings:
+    """The settings a calibration chose (its calibration.json)."""
+    chosen = read_calibration(path).get("chosen")
     if chosen is None:
         raise BadInput(f"--calibration {path}: the calibration chose no settings (see its `rejected`)")
     return SamplerSettings(**chosen)

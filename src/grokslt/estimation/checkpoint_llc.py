@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -163,6 +164,7 @@ def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints:
     Beside each estimate of the quadratic network on all its weights and its training set: lambda_Q and the V-only
     estimand at its (nbeta, gamma) (`grokslt.estimation.laplace`, with `laplace`'s probes and Lanczos steps). Every
     input is checked before the first estimate."""
+    from grokslt.artefacts import seal
     from grokslt.estimation.llc import sampler_settings
     from grokslt.estimation.pair_traces import (
         PAIR_SETS,
@@ -188,6 +190,7 @@ def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints:
     if stack < 1:
         raise BadInput(f"stack = {stack}: expected a positive integer")
     check_retry(retry_draws, settings, traces or pair_traces, first_try)
+    warn_one_chain(settings)
     run = load_run(run_dir)
     if pair_traces:
         check_pair_traces(settings, backend, pair_traces)
@@ -212,10 +215,10 @@ def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints:
         bar.close()
         rows = [{"step": step, **result.summary(), **fixed} for step, result in zip(selected, results, strict=True)]
         if traces:  # (the traces hold one number of draws: never with second tries, check_retry)
-            save_npz(traces, **trace_arrays(selected, results, settings))
+            seal(traces, save_npz(traces, **trace_arrays(selected, results, settings)), "grokslt llc", run.identity)
         for (step, params), result in zip(loaded, results, strict=True) if pair_traces else ():
             tree = pair_trace_tree(result, run.data, params, step, settings, run.network)
-            save_pair_traces(Path(pair_traces) / trace_name(step), tree)
+            save_pair_traces(Path(pair_traces) / trace_name(step), tree, run.identity)
     else:
         rows = first_rows
     if retry_draws:
@@ -225,15 +228,22 @@ def write_llc_table(run_dir, out, sampling: Sampling | None = None, checkpoints:
         laplace = dataclasses.replace(laplace, laplace_probes=0)  # lambda_Q is the whole network's, on L_n
     rows = [row | laplace_beside(row, params, run.data, settings, laplace, seed) for row, (_, params) in
             zip(rows, loaded, strict=True)]  # fmt: skip
-    write_csv(out, rows, columns)
+    seal(out, write_csv(out, rows, columns), "grokslt llc", run.identity)
     return rows
 
 
 def laplace_beside(row: dict, params, data, settings: SamplerSettings, laplace: LaplaceSettings, seed: int) -> dict:
     """The Laplace columns of an estimate's row, at its own nbeta and gamma (a row kept from a first try is text)."""
     step = int(row["step"])
-    nbeta, llc, mcse = (float(row[name]) for name in ("nbeta", "llc_mean", "mcse"))
+    nbeta, llc, mcse = (float(row[name]) if row[name] not in ("", None) else math.nan
+                        for name in ("nbeta", "llc_mean", "mcse"))  # fmt: skip
     return laplace_columns(params, data, nbeta, settings.localization, laplace, step_seed(seed, step), llc, mcse)
+
+
+def warn_one_chain(settings: SamplerSettings) -> None:
+    if settings.num_chains == 1:
+        log.warning("one chain: R-hat and the MCSE are undefined (they compare chains; use num_chains >= 2): "
+                    "r_hat, mcse and llc_std are blank, and no estimate is converged")  # fmt: skip
 
 
 def check_retry(retry_draws: int | None, settings: SamplerSettings, traces: str | None, first_try: str | None):
@@ -332,9 +342,13 @@ def write_sensitivity_table(
 ) -> list[dict]:
     """Appendix B.2: the LLC at one checkpoint over a grid of SGLD step size x localization; the
     other sampler settings are the preset's with `overrides`."""
+    from grokslt.artefacts import seal
     from grokslt.estimation.llc import sampler_settings
     from grokslt.io import write_csv
 
+    if not step_sizes or not localizations:
+        raise BadInput(f"step_sizes = {list(step_sizes)}, localizations = {list(localizations)}: expected at least "
+                       "one of each (--step-sizes, --localizations)")  # fmt: skip
     base = {k: v for k, v in (overrides or {}).items() if k not in ("step_size", "localization")}
     grid = [sampler_settings(preset, **base, step_size=e, localization=g) for e in step_sizes for g in localizations]
     run = load_run(run_dir)
@@ -348,5 +362,6 @@ def write_sensitivity_table(
         )
         fixed = settings_columns(settings, label or str(preset), backend, run.batch_size, seed)
         rows.append({"step": chosen, **result.summary(), **fixed})
-    write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(grid[0]), *fixed])])
+    seal(out, write_csv(out, rows, ["step", *dict.fromkeys([*result_columns(grid[0]), *fixed])]), "grokslt sensitivity",
+         run.identity)  # fmt: skip
     return rows

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from grokslt.artefacts import seal, unsealed
 from grokslt.estimation.llc import LLCResult
 from grokslt.estimation.samplers import SamplerSettings
-from grokslt.io import atomic_path
+from grokslt.io import atomic_path, file_sha256
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network
 from grokslt.training.loss import pair_losses
@@ -71,16 +72,22 @@ def pair_trace_tree(result: LLCResult, data: ModularArithmetic, params: dict, st
     return tree
 
 
-def save_pair_traces(path, tree) -> None:
-    """Write the tree to `path` (NetCDF 4 through h5netcdf), atomically."""
+def save_pair_traces(path, tree, run: str | None = None) -> None:
+    """Write the tree to `path` (NetCDF 4 through h5netcdf), atomically, sealed as `run`'s."""
     with atomic_path(path) as tmp:
         tree.to_netcdf(tmp, engine="h5netcdf")
+        digest = file_sha256(tmp)
+    seal(path, digest, "grokslt llc --pair-traces", run)
 
 
 def load_pair_traces(path):
+    """The tree at `path`, refused unless it is the file `grokslt llc` sealed."""
+    import io
+
     import xarray
 
-    return xarray.open_datatree(path, engine="h5netcdf")
+    data, _ = unsealed(path)
+    return xarray.open_datatree(io.BytesIO(data), engine="h5netcdf")
 
 
 def pair_log_likelihoods(tree) -> tuple[np.ndarray, np.ndarray]:

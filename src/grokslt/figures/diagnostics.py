@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from grokslt.artefacts import read_arrays
 from grokslt.estimation.diagnostics import ESS_MIN, ESS_PER_CHAIN, R_HAT_MAX
 from grokslt.figures import inputs, style
 
@@ -24,9 +25,9 @@ R_HAT_FLOOR = 1e-4  # R-hat - 1 is drawn on a log scale; R-hat <= 1.0001 sits on
 def load_traces(paths) -> tuple[np.ndarray, np.ndarray]:
     steps, traces = [], []
     for path in paths:
-        with np.load(path) as arrays:
-            steps.append(arrays["steps"])
-            traces.append(arrays["loss_trace"])
+        arrays = read_arrays(path, ["steps", "loss_trace"])
+        steps.append(arrays["steps"])
+        traces.append(arrays["loss_trace"])
     steps = np.concatenate(steps)
     if steps.size == 0:
         raise ValueError("llc traces: no checkpoints in the given files")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from grokslt.analysis.membership import in_experiments
+from grokslt.artefacts import LLC_TABLE, LOSS_DATA, read_table
 from grokslt.errors import BadInput
 from grokslt.figures import READS
 
@@ -51,7 +52,7 @@ class Tables:
         """{run id: certified.csv}, empty where the figure was given none (an optional read)."""
         if not getattr(self.args, "certified", None):
             return {}
-        return {Path(path).parent.name: pd.read_csv(path) for path in self.path("certified")}
+        return {Path(path).parent.name: read_table(path, LLC_TABLE) for path in self.path("certified")}
 
 
 def require_columns(table: pd.DataFrame, columns: Iterable[str], source: str) -> None:
@@ -81,7 +82,7 @@ def read_loss_tables(paths: Iterable[str | Path]) -> dict[str, pd.DataFrame]:
         path = Path(path)
         if not path.exists():
             raise ValueError(f"{path}: missing loss table of run {path.parent.name}")
-        table = pd.read_csv(path)
+        table = read_table(path, LOSS_DATA)
         tables[path.parent.name] = table[~table["diverged"]]
     return tables
 

@@ -43,7 +43,7 @@ class DatasetSettings:
     train_frac: float = setting(
         0.4, "fraction of the p^2 pairs used for training", exclusive_minimum=0, exclusive_maximum=1
     )
-    seed: int = setting(0, "seed of the split (and of the weights and batches)", minimum=0)
+    seed: int = setting(0, "seed of the split (and of the weights and batches)", minimum=0, maximum=2**63 - 1)
     split: str = setting("authors", "authors (their random.shuffle of set-ordered pairs) | numpy", choices=SPLIT_MODES)
     task: str = setting(
         PAPER_TASK, "target c(a, b) mod p: add (the paper's), sub, mul, x2y2 = a^2 + b^2", choices=TASKS

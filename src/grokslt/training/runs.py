@@ -15,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from grokslt.artefacts import LOSS_DATA, config_digest, read_table, record_digest
 from grokslt.errors import BadInput
 from grokslt.io import checkpoint_path, file_sha256, list_checkpoints, load_checkpoint
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.families import Network
-from grokslt.training.train import TrainConfig
+from grokslt.training.train import INIT_FILE, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +32,17 @@ class Run:
     data: ModularArithmetic
     checkpoints: dict[int, Path]
     outcome: dict
+    record: dict
 
     @property
     def diverged_step(self) -> int | None:
         return self.outcome["step"] if self.outcome["status"] == "diverged" else None
 
     def load(self, step: int) -> dict[str, torch.Tensor]:
-        """The parameters at `step`, checked to be this run's model."""
-        params = load_checkpoint(self.checkpoints[step])
+        """The parameters at `step`, checked to be the bytes training wrote (run.json's checksum) and this
+        run's model."""
+        fix = f"; delete {self.path} and train the run again: a checkpoint cannot be restored alone"
+        params = load_checkpoint(self.checkpoints[step], self.checksums[str(step)], fix)
         expected = self.network.shapes()
         found = {name: tuple(params[name].shape) if name in params else None for name in expected}
         if found != expected:
@@ -48,6 +52,20 @@ class Run:
                 f"{expected}: the checkpoint belongs to another run"
             )
         return params
+
+    def load_init(self) -> dict[str, torch.Tensor]:
+        """The network before training (init.safetensors), checked against run.json's checksum."""
+        fix = f"; delete {self.path} and train the run again"
+        return load_checkpoint(self.path / INIT_FILE, self.record["init_sha256"], fix)
+
+    @property
+    def checksums(self) -> dict[str, str]:
+        return self.record["checkpoints_sha256"]
+
+    @property
+    def identity(self) -> str:
+        """The run's `config_digest`, which the tables computed from it carry in their seals."""
+        return config_digest(self.record["config"])
 
     @property
     def network(self) -> Network:
@@ -68,26 +86,46 @@ def load_run(path: str | Path) -> Run:
     checkpoints = list_checkpoints(path / "checkpoints")
     if not checkpoints and outcome["status"] != "diverged":
         raise BadInput(f"--run {path}: no checkpoints in {path / 'checkpoints'}")
+    unrecorded = sorted(set(checkpoints) - {int(step) for step in record["checkpoints_sha256"]})
+    if unrecorded:
+        raise BadInput(f"{checkpoint_path(path / 'checkpoints', unrecorded[0])}: not written by the run's training "
+                       f"(no checksum in run.json); delete it")  # fmt: skip
     data = config.dataset()
-    return Run(path, config, data, checkpoints, outcome)
+    return Run(path, config, data, checkpoints, outcome, record)
 
 
 RETRAIN = "rerun its training (`snakemake --forcerun train`, or `grokslt train` with the run's settings)"
 
 
-def verified_record(path: Path) -> dict:
-    """run.json of a run whose training finished, whose log is the one training wrote (its checksum in
-    the record) and whose every logged checkpoint is on disk; anything else is refused, naming the file
-    and what to run, so that no later stage reads a half-trained or edited run."""
+def run_record(path: Path) -> dict:
+    """run.json as training wrote it (its own checksum, `record_digest`, holds), in training or finished."""
     meta = path / "run.json"
     if not meta.exists():
         raise BadInput(f"--run {path}: no run.json there; expected a directory written by `grokslt train`")
     try:
         record = json.loads(meta.read_text())
-        config, outcome = TrainConfig(**record["config"]), record["outcome"]
-        status, step = outcome["status"], outcome["step"]
+        TrainConfig(**record["config"])
+        missing = {"status", "step"} - set(record["outcome"])
+        if missing:
+            raise KeyError(f"outcome.{min(missing)}")
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise BadInput(f"{meta}: not a run record of `grokslt train` ({error}); train the run again") from None
+    if not {"record_sha256", "checkpoints_sha256", "init_sha256"} <= set(record):
+        raise BadInput(f"{meta}: written by an older grokslt, without checksums; {RETRAIN}: it records them")
+    if record["record_sha256"] != record_digest(record):
+        raise BadInput(
+            f"{meta}: edited since training wrote it (its checksum differs), and its settings define the run's data; "
+            f"restore it, or to train other settings put them in the config and delete {path} (or use another --out)"
+        )
+    return record
+
+
+def verified_record(path: Path) -> dict:
+    """run.json (`run_record`) of a run whose training finished, whose log is the one training wrote (its
+    checksum in the record) and whose every logged checkpoint is on disk; anything else is refused, naming
+    the file and what to run, so that no later stage reads a half-trained or edited run."""
+    meta, record = path / "run.json", run_record(path)
+    config, status, step = TrainConfig(**record["config"]), record["outcome"]["status"], record["outcome"]["step"]
     if status == "training":
         raise BadInput(
             f"{meta}: training stopped at step {step} of {config.max_steps} without finishing (killed?); "
@@ -142,7 +180,7 @@ def estimated_steps(log_file: Path, every: int = 1) -> list[int]:
     available = logged_checkpoints(log_file)
     if every == 1:
         return available
-    dense_until = json.loads((Path(log_file).parent / "run.json").read_text())["config"].get("dense_until", 0)
+    dense_until = run_record(Path(log_file).parent)["config"].get("dense_until", 0)
     return thin_steps(pd.read_csv(log_file), available, every, dense_until)
 
 
@@ -162,7 +200,7 @@ def decisive_steps(run: Run, llc_peak: bool = True) -> dict[str, int]:
     chosen = {name: marks[key] for key, name in names.items() if marks[key] in run.checkpoints}
     table = run.path / "loss_data.csv"
     if llc_peak and table.exists():
-        llc = pd.read_csv(table).dropna(subset=["llc"])
+        llc = read_table(table, LOSS_DATA, run.identity, available).dropna(subset=["llc"])
         llc = llc[llc["step"].isin(available)]
         if len(llc):
             chosen["llc_peak"] = int(llc.loc[llc["llc"].idxmax(), "step"])

@@ -27,10 +27,12 @@ import numpy as np
 import torch
 
 from grokslt import __version__
+from grokslt.artefacts import record_digest
 from grokslt.errors import BadInput
 from grokslt.io import (
     checkpoint_path,
     file_sha256,
+    list_checkpoints,
     load_torch,
     save_checkpoint,
     save_params,
@@ -62,6 +64,7 @@ LOG_COLUMNS = [
     "diverged",
 ]
 RESUME_FILE = "resume.pt"
+INIT_FILE = "init.safetensors"  # the network before training
 # Training has diverged when its loss exceeds this multiple of the zero function's loss (about
 # 0.5 (1 - 1/p)): a network that fits nothing has loss 1x, and no run that recovers was seen above 10x.
 DIVERGENCE_FACTOR = 1e3
@@ -209,12 +212,16 @@ def run_metadata(config: TrainConfig, data: ModularArithmetic, outcome: dict) ->
 
 
 def write_record(trainer: Trainer) -> dict:
-    """run.json: settings, outcome, and the checksum of the log as written, by which later stages know
-    that the log is the one this training wrote. Returns the outcome."""
+    """run.json: settings, outcome, the checksums of the log and of every checkpoint as written, by which
+    later stages know that they read what this training wrote, and the checksum of the record itself
+    (`record_digest`, its settings included). Returns the outcome."""
     outcome = trainer.outcome()
     record = run_metadata(trainer.config, trainer.data, outcome)
     log_file = trainer.out / "train_log.csv"
     record["log_sha256"] = file_sha256(log_file) if log_file.exists() else None
+    record["checkpoints_sha256"] = {str(step): digest for step, digest in sorted(trainer.checksums.items())}
+    record["init_sha256"] = trainer.init_checksum
+    record["record_sha256"] = record_digest(record)
     write_json(trainer.out / "run.json", record)
     return outcome
 
@@ -253,6 +260,8 @@ class Trainer:
         self.sampler = AuthorsBatchSampler(self.data.n_train, config.batch_size, batch_rng)
         self.optimizer = build_optimizer(config, self.model.parameters())
         self.step = 0
+        self.checksums: dict[int, str] = {}  # {step: SHA-256 of its checkpoint, as written}
+        self.init_checksum: str | None = None  # of init.safetensors
         self.rows: list[dict] = []
         self.finished = False
         self.train_a, self.train_b, self.train_c = self.data.subset("train")
@@ -268,6 +277,8 @@ class Trainer:
             "batch_rng": self.sampler.generator.get_state(),
             "rows": self.rows,
             "finished": self.finished,
+            "checksums": self.checksums,
+            "init_checksum": self.init_checksum,
         }
 
     def restore(self, state: dict) -> None:
@@ -282,11 +293,21 @@ class Trainer:
         self.sampler.generator.set_state(state["batch_rng"])
         self.rows = state["rows"]
         self.finished = state["finished"]
+        self.checksums = state.get("checksums") or self.legacy_checksums()
+        self.init_checksum = state.get("init_checksum") or file_sha256(self.out / INIT_FILE)
         if self.finished and not self.diverged and not should_stop(self.rows, self.config):
             self.finished = self.step >= self.config.max_steps
         if not self.finished and self.rows and not self.config.evaluates_at(self.rows[-1]["step"]):
             # the closing evaluation of a run that reached its old max_steps between evaluations
-            checkpoint_path(self.out / "checkpoints", self.rows.pop()["step"]).unlink(missing_ok=True)
+            step = self.rows.pop()["step"]
+            checkpoint_path(self.out / "checkpoints", step).unlink(missing_ok=True)
+            self.checksums.pop(step, None)
+
+    def legacy_checksums(self) -> dict[int, str]:
+        """The checksums of a run saved before they were recorded, taken from its checkpoints on disk."""
+        log.warning("%s: no checkpoint checksums in %s (an older grokslt); recording those on disk", self.out,
+                    RESUME_FILE)  # fmt: skip
+        return {step: file_sha256(path) for step, path in list_checkpoints(self.out / "checkpoints").items()}
 
     @property
     def diverged(self) -> bool:
@@ -303,9 +324,10 @@ class Trainer:
 
     def save(self) -> None:
         if self.rows and self.rows[-1]["step"] == self.step and not self.diverged:
-            save_checkpoint(self.out / "checkpoints", self.step, self.model.params())
+            self.checksums[self.step] = save_checkpoint(self.out / "checkpoints", self.step, self.model.params())
         save_torch(self.out / RESUME_FILE, self.state())
         write_csv(self.out / "train_log.csv", self.rows, LOG_COLUMNS)
+        write_record(self)  # a run killed later says how far it got
 
     # -- training ----------------------------------------------------------------------------------
     def train_step(self) -> None:
@@ -371,7 +393,7 @@ def train(
         log.info("resuming %s at step %d", trainer.out, trainer.step)
     else:
         trainer.out.mkdir(parents=True, exist_ok=True)
-        save_params(trainer.out / "init.safetensors", trainer.model.params())
+        trainer.init_checksum = save_params(trainer.out / INIT_FILE, trainer.model.params())
     if trainer.finished:
         # A finished run trained again (a forced rerun deletes the log and record first): its log and
         # record are rewritten from the saved state, the same bytes as when it finished.

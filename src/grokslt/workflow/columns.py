@@ -464,13 +464,13 @@ def _header(path: Path) -> list[str]:
 @functools.cache
 def observed_columns() -> dict[str, list[str]]:
     """{table path: its columns (collapsed)}, from the writers themselves on a tiny run."""
-    import numpy as np
 
     from grokslt.analysis import accuracy, scorecard
     from grokslt.analysis.claims.evidence import COLUMNS as CLAIM_COLUMNS
     from grokslt.analysis.hessian import write_hessian_table
     from grokslt.analysis.theory import write_checkpoint_theory, write_theory_tables
     from grokslt.analysis.waic import write_waic_table
+    from grokslt.artefacts import read_arrays
     from grokslt.estimation.calibration import calibrate
     from grokslt.estimation.checkpoint_llc import Checkpoints, Sampling, Saved, write_llc_table, write_sensitivity_table
     from grokslt.estimation.llc import result_columns
@@ -517,8 +517,7 @@ def observed_columns() -> dict[str, list[str]]:
             return columns
 
         llc_columns = with_statistics(llc)
-        with np.load(traces) as arrays:
-            trace_arrays = list(arrays.files)
+        trace_arrays = list(read_arrays(traces))
         headers = {
             LOG: _header(run / "train_log.csv"),
             LLC: llc_columns,

@@ -29,7 +29,7 @@ from grokslt.estimation.checkpoint_llc import BACKENDS
 from grokslt.estimation.llc import PRESETS
 from grokslt.estimation.samplers import WEIGHT_GROUPS, SamplerSettings
 from grokslt.figures import FIGURES
-from grokslt.settings import field_schema, fields, json_schema
+from grokslt.settings import bound_text, field_schema, fields, json_schema
 from grokslt.training.train import TrainConfig
 
 RESULTS_PATTERN = "^[A-Za-z0-9_./+][A-Za-z0-9_./+ -]*$"
@@ -506,6 +506,14 @@ def duplicate_keys(path) -> list[str]:
 # -- checking a config ---------------------------------------------------------------------------------
 
 
+def yaml_mistake(error: yaml.YAMLError) -> str:
+    """A YAML syntax error in one line: what is wrong and where (line and column, from 1)."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    what = getattr(error, "problem", None) or str(error).splitlines()[0]
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"not valid YAML: {what}{where}"
+
+
 def _fill_defaults(validator_class):
     """A validator that also writes each property's default into the instance where it is absent."""
     validate_properties = validator_class.VALIDATORS["properties"]
@@ -584,7 +592,7 @@ def check_workflow(config: dict, files=()) -> CheckedConfig:
     except ValueError as error:
         lines.append(str(error))
     lines += refined_errors(checked, runs, membership) + paper_model_errors(checked, runs, membership)
-    lines += certified_errors(checked)
+    lines += certified_errors(checked) + thinning_errors(runs, blocks)
     if lines:
         raise ConfigError("\n".join(lines))
     return CheckedConfig(checked, runs, membership, blocks, skipped)
@@ -613,6 +621,28 @@ def refined_errors(config: dict, runs: dict, membership: dict) -> list[str]:
             lines.append(f"figures.{name}: reads per-pair traces, but refined.traces is false; set it true, "
                          f"or figures.{name}: false")  # fmt: skip
     return lines
+
+
+def thinning_errors(runs: dict, blocks: dict[str, dict]) -> list[str]:
+    """Each run's LLC estimates leave enough full-batch observations per chain (`checked_thinning`, with the run's
+    training set and batch), which every LLC job would otherwise find only after training."""
+    from grokslt.estimation.llc import sampler_settings
+    from grokslt.estimation.observables import checked_thinning
+    from grokslt.estimation.samplers import SAMPLERS
+    from grokslt.workflow.experiments import LLC_CHOICE_KEYS
+
+    lines = []
+    for run, block in blocks.items():
+        if block["preset"] == "calibrated":  # its draws are known once the calibration has run
+            continue
+        settings = sampler_settings(block["preset"], **{k: v for k, v in block.items() if k not in LLC_CHOICE_KEYS})
+        n = int(runs[run].train_frac * runs[run].p ** 2)
+        batch = n if SAMPLERS[settings.sampler].full_batch else min(runs[run].batch_size, n)
+        try:
+            checked_thinning(settings.observe_every, n, batch, settings.num_draws)
+        except ValueError as error:
+            lines.append(f"llc: {error}")
+    return list(dict.fromkeys(lines))
 
 
 def certified_errors(config: dict) -> list[str]:
@@ -664,6 +694,8 @@ def describe_lines(error: jsonschema.ValidationError) -> list[str]:
             description = schema["properties"][missing].get("description", "")
             lines.append(f"{prefix}: required key missing ({description})")
         return lines
+    if kind == "minProperties":
+        return [f"{where} = {value!r}: expected at least one entry ({schema.get('description', 'a key')})"]
     if kind == "propertyNames":
         return [f"{where}: name {value!r} not allowed; expected {schema.get('description', schema)}"]
     return [f"{where or 'config'} = {value!r}: expected {expectation(schema, kind)}"]
@@ -683,7 +715,7 @@ def expectation(schema: dict, kind: str) -> str:
              "array": "a list", "object": "a mapping of keys", "null": "nothing"}  # fmt: skip
     text = " or ".join(words[k] for k in (kinds if isinstance(kinds, list) else [kinds]))
     bounds = [(">=", "minimum"), (">", "exclusiveMinimum"), ("<=", "maximum"), ("<", "exclusiveMaximum")]
-    limits = [f"{sign} {schema[key]:g}" for sign, key in bounds if key in schema]
+    limits = [f"{sign} {bound_text(schema[key])}" for sign, key in bounds if key in schema]
     return f"{text} {' and '.join(limits)}".strip()
 
 

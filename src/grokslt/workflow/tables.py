@@ -4,7 +4,7 @@ summary that the figures read."""
 from __future__ import annotations
 
 import dataclasses
-import json
+import io
 import math
 from pathlib import Path
 
@@ -13,6 +13,17 @@ import pandas as pd
 
 from grokslt.analysis.membership import experiments_cell
 from grokslt.analysis.theory import closed_form_row, closed_forms_apply, closed_forms_label
+from grokslt.artefacts import (
+    HESSIAN_TABLE,
+    LLC_TABLE,
+    SUMMARISED,
+    THEORY_TABLE,
+    config_digest,
+    read_table,
+    read_tables,
+    seal,
+    unsealed,
+)
 from grokslt.estimation.checkpoint_llc import settings_columns
 from grokslt.estimation.diagnostics import COLUMNS as DIAGNOSTIC_COLUMNS
 from grokslt.estimation.diagnostics import MINIBATCH_COLUMNS
@@ -21,7 +32,7 @@ from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
-from grokslt.training.runs import estimated_steps, verified_record
+from grokslt.training.runs import estimated_steps, logged_checkpoints, run_record, verified_record
 from grokslt.training.train import TrainConfig, versions
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
@@ -39,21 +50,10 @@ AUTHORS_NAMES = {
 }
 
 
-def read_csvs(paths) -> pd.DataFrame:
-    """The rows of chunk tables in step order; the (empty) first table where none has rows."""
-    frames = [pd.read_csv(path) for path in paths]
-    filled = [frame for frame in frames if len(frame)]
-    if not filled:
-        return frames[0] if frames else pd.DataFrame({"step": pd.Series(dtype=int)})
-    return pd.concat(filled, ignore_index=True).sort_values("step", ignore_index=True)
-
-
 def write_refined_table(parts, out) -> None:
     """refined.csv: a run's refined estimates (one LLC table per weight group or data subset), by group,
     subset and step."""
-    from grokslt.io import write_csv
-
-    table = read_csvs(parts).sort_values(["weights", "data", "step"], kind="stable")
+    table = read_tables(parts, LLC_TABLE, chunks=False).sort_values(["weights", "data", "step"], kind="stable")
     write_csv(out, table.to_dict("records"), list(table.columns))
 
 
@@ -94,7 +94,7 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv, llc
 
 
 def params_row(run_id: str, run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, llc_every: int = 1) -> dict:
-    meta = json.loads((Path(run_dir) / "run.json").read_text())
+    meta = run_record(Path(run_dir))
     config = meta["config"]
     row = {"run": run_id, **config, **meta["dataset"], "n_params": meta["n_params"]}
     row.update(status=meta["outcome"]["status"], status_step=meta["outcome"]["step"])
@@ -117,21 +117,27 @@ def _devinterp() -> dict:
 
 
 def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, theory_csv, params_out, loss_out, llc_every=1) -> None:
-    verified_record(Path(run_dir))
-    llc, hessian = read_csvs(llc_csvs), read_csvs(hessian_csvs)
+    """params.csv and loss_data.csv of a run, from its LLC, Hessian and theory tables: each the sealed table of
+    this run (`grokslt.artefacts`), the chunks of each covering its checkpoints once."""
+    identity = config_digest(verified_record(Path(run_dir))["config"])
+    steps = logged_checkpoints(Path(run_dir) / "train_log.csv")
+    llc = read_tables(llc_csvs, LLC_TABLE, identity, steps)
+    hessian = read_tables(hessian_csvs, HESSIAN_TABLE, identity, steps)
+    if theory_csv:  # none where the paper's closed forms do not apply to the run
+        read_table(theory_csv, THEORY_TABLE, identity, steps)
     table = loss_data(run_dir, llc, hessian, theory_csv, llc_every)
-    write_csv(loss_out, table.to_dict("records"), list(table.columns))
+    seal(loss_out, write_csv(loss_out, table.to_dict("records"), list(table.columns)), "grokslt tables", identity)
     row = params_row(run_id, run_dir, llc, hessian, llc_every)
-    write_csv(params_out, [row], list(row))
+    seal(params_out, write_csv(params_out, [row], list(row)), "grokslt tables", identity)
 
 
 def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
     """Final and peak LLC, Hessian trace, GSM, transition steps and the closed forms for one run. A run
     that diverged says so in `status`; its statistics cover the evaluations before it diverged."""
     run_dir = Path(run_dir)
-    verified_record(run_dir)
-    params = pd.read_csv(run_dir / "params.csv").iloc[0]
-    table = pd.read_csv(run_dir / "loss_data.csv")
+    identity = config_digest(verified_record(run_dir)["config"])
+    params = pd.read_csv(io.BytesIO(unsealed(run_dir / "params.csv", identity)[0])).iloc[0]
+    table = read_table(run_dir / "loss_data.csv", SUMMARISED, identity)
     # tables written before a setting existed lack its column: it takes its default
     known = [f.name for f in dataclasses.fields(TrainConfig) if f.name in params]
     config = TrainConfig(**{name: _python_scalar(params[name]) for name in known})
@@ -219,12 +225,12 @@ def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
         "gsm": grokking_severity(regular["train_acc"], regular["val_acc"]),
         **transition_steps(table["step"], table["train_acc"], table["val_acc"]),
         **{f"final_{name}": final[name] for name in DIAGNOSTIC_COLUMNS},
-        "converged_fraction": float(estimated["converged"].astype(bool).mean()),
+        "converged_fraction": float((estimated["converged"] == True).mean()),  # noqa: E712 (a flag, never blank here)
         "final_loss_excess_fraction": final["loss_excess_fraction"],
         "final_relative_distance": final["relative_distance"],
         "final_descends": bool(final.get("descends", False)),  # loss tables before the column: one-sided rule
         "final_local": final["local"],
-        "local_fraction": float(estimated["local"].astype(bool).mean()),
+        "local_fraction": float((estimated["local"] == True).mean()),  # noqa: E712
         "final_K_eff": int(final["K_eff"]) if pd.notna(final["K_eff"]) else None,  # atoms: quadratic nets only
         "final_keff_llc": final["keff_llc"],
     }

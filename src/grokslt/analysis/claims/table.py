@@ -12,6 +12,7 @@ from grokslt.analysis.claims.evidence import COLUMNS, Evidence, ReadRecord, mode
 from grokslt.analysis.claims.reach import about_curvature, as_estimator, has_laplace, reached
 from grokslt.analysis.claims.trust import decided
 from grokslt.analysis.llc_series import llc_series
+from grokslt.artefacts import LLC_TABLE, LOSS_DATA, read_table
 from grokslt.io import write_csv
 
 
@@ -71,15 +72,15 @@ def write_claims(summary_csv, loss_csvs, certified_csvs, sensitivity_csv, out, s
     """claims.csv; `waic_csvs` (runs/RUN/waic.csv) with the estimates behind them (`traced_csvs`,
     runs/RUN/refined/traced.csv) add the WAIC claim."""
     summary = pd.read_csv(summary_csv)
-    loss = {Path(path).parent.name: pd.read_csv(path) for path in loss_csvs}
+    loss = {Path(path).parent.name: read_table(path, LOSS_DATA) for path in loss_csvs}
     loss = {run: table[~table["diverged"]] for run, table in loss.items()}
     presets = {"paper_code": loss}
-    certified = {Path(path).parent.name: pd.read_csv(path) for path in certified_csvs or []}
+    certified = {Path(path).parent.name: read_table(path, LLC_TABLE) for path in certified_csvs or []}
     if certified:  # empty tables where the calibration chose no settings
         presets["certified"] = {run: table for run, table in certified.items() if len(table)}
     sensitivity = pd.read_csv(sensitivity_csv) if sensitivity_csv else None
     waic = {Path(path).parent.name: pd.read_csv(path) for path in waic_csvs} if waic_csvs else None
-    traced = {Path(path).parent.parent.name: pd.read_csv(path) for path in traced_csvs} if waic_csvs else None
+    traced = {Path(path).parent.parent.name: read_table(path, LLC_TABLE) for path in traced_csvs} if waic_csvs else None
     rows = evaluate(summary, loss, presets, sensitivity, waic, traced)
     if certified and not presets["certified"]:
         why = "the calibration chose no settings (calibration.json says why): no certified estimates"
