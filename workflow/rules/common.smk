@@ -199,4 +199,3 @@ def claims_inputs(wildcards):
         "waic": [f"{run_dir(run)}/waic.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
         "traced": [f"{run_dir(run)}/refined/traced.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
     }
-
