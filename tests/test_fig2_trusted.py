@@ -13,6 +13,7 @@ from grokslt.cli import main
 from grokslt.figures import style
 from grokslt.figures.inputs import Tables
 from grokslt.figures.trajectory import fig2
+from tests.test_figures import sealed
 
 STEPS = np.arange(50, 1050, 50)
 
@@ -40,6 +41,7 @@ def run(tmp_path):
     )
     (tmp_path / "base").mkdir()
     loss.to_csv(tmp_path / "base" / "loss_data.csv", index=False)
+    sealed(tmp_path / "base" / "loss_data.csv")
     summary = {
         "run": "base",
         "experiments": "baseline",
@@ -66,6 +68,7 @@ def run(tmp_path):
         }
     )
     certified.to_csv(tmp_path / "base" / "certified.csv", index=False)
+    sealed(tmp_path / "base" / "certified.csv")
     return tmp_path
 
 

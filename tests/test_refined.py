@@ -145,7 +145,7 @@ def test_pair_traces_are_an_arviz_tree_whose_pairs_average_to_the_observed_loss(
     params = load_run(trained_run).load(200)
     centre = QuadraticNetLoss.training_set(load_run(trained_run).data).observe({k: v[None] for k, v in params.items()})
     at_centre = tree["constant_data"]["train_loss_at_centre"].values.mean()
-    assert at_centre == pytest.approx(float(centre["loss"][0]), rel=1e-6)
+    assert at_centre == pytest.approx(float(centre["loss"][0]), rel=1e-5)  # float32 sums over the pairs
     answers = tree["constant_data"]["val_answer"].values
     a, b = tree["constant_data"]["val_a"].values, tree["constant_data"]["val_b"].values
     assert ((a + b) % 7 == answers).all()
