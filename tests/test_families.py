@@ -108,6 +108,7 @@ def test_network_loss_on_the_quadratic_net_equals_the_hand_derived_one():
 
 @pytest.mark.parametrize("config", [MLP, TRANSFORMER], ids=["mlp", "transformer"])
 def test_network_loss_gradients_are_each_chains_own(config):
+    torch.manual_seed(0)  # the draws below do not depend on which tests ran before in this process
     data = config.dataset()
     network = Network.of(config)
     chains = {k: torch.stack([v + 0.1 * torch.randn_like(v) for _ in range(3)]) for k, v in params_of(config).items()}
@@ -119,7 +120,9 @@ def test_network_loss_gradients_are_each_chains_own(config):
         value = sample_loss(config.loss, network.forward(own, a[idx[chain]], b[idx[chain]]), c[idx[chain]])
         expected = torch.autograd.grad(value, list(own.values()))
         assert torch.allclose(loss[chain], value.detach())
-        assert all(torch.allclose(grads[k][chain], g, atol=1e-12) for k, g in zip(own, expected, strict=True))
+        # components that cancel to near zero carry the rounding of their terms: an absolute tolerance on the scale
+        assert all(torch.allclose(grads[k][chain], g, atol=1e-7 * float(g.abs().max()))
+                   for k, g in zip(own, expected, strict=True))  # fmt: skip
 
 
 def test_hutchinson_on_the_mlp_converges_to_the_exact_hessian_trace():
