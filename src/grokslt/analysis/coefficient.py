@@ -104,8 +104,8 @@ def write_coefficient_table(run_dir, out, steps=None, chunk=None, every=None, pr
     if not run.network.paper_model:
         raise BadInput(f"{run_dir}: a {run.config.model} network with the {run.config.loss} loss; the data-rank "
                        "truth and lambda_Q here are the quadratic network's under the centred loss")  # fmt: skip
-    torch.set_grad_enabled(False)
-    rows = [coefficient_row(run, step, probes, lanczos_steps, step_seed(seed, step))
-            for step in select_run_steps(run, steps, chunk, every)]  # fmt: skip
+    with torch.no_grad():
+        rows = [coefficient_row(run, step, probes, lanczos_steps, step_seed(seed, step))
+                for step in select_run_steps(run, steps, chunk, every)]  # fmt: skip
     write_csv(out, rows, list(rows[0]) if rows else ["step"])
     return rows
