@@ -113,9 +113,15 @@ def orthogonalised(vectors: torch.Tensor, basis: torch.Tensor) -> torch.Tensor:
     return vectors
 
 
+def tridiagonal(alpha: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
+    """Each probe's T_k [m, k, k] from its Lanczos coefficients (beta's last entry, the coupling to the step not
+    taken, left out)."""
+    return torch.diag_embed(alpha) + torch.diag_embed(beta[:, :-1], 1) + torch.diag_embed(beta[:, :-1], -1)
+
+
 def gauss_rule(alpha: torch.Tensor, beta: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Nodes and weights [m, k] of the Gauss rule of each probe's T_k."""
-    T = torch.diag_embed(alpha) + torch.diag_embed(beta[:, :-1], 1) + torch.diag_embed(beta[:, :-1], -1)
+    T = tridiagonal(alpha, beta)
     nodes, vectors = torch.linalg.eigh(T)
     return nodes.numpy(), vectors[:, 0, :].square().numpy()
 
@@ -124,7 +130,7 @@ def radau_rule(alpha: torch.Tensor, beta: torch.Tensor) -> tuple[np.ndarray, np.
     """Nodes and weights [m, k + 1] of the Gauss-Radau rule with a node fixed at 0: T_k extended by one row whose
     diagonal entry makes 0 an eigenvalue (alpha_{k+1} = delta_k where T_k delta = beta_k^2 e_k)."""
     m, k = alpha.shape
-    T = torch.diag_embed(alpha) + torch.diag_embed(beta[:, :-1], 1) + torch.diag_embed(beta[:, :-1], -1)
+    T = tridiagonal(alpha, beta)
     rhs = torch.zeros(m, k, dtype=alpha.dtype)
     rhs[:, -1] = beta[:, -1].square()
     delta = torch.linalg.lstsq(T, rhs.unsqueeze(-1)).solution.squeeze(-1)
