@@ -47,7 +47,6 @@ def build(run: Path) -> None:
     ok("llc", "--run", run, *LLC, "--chunk", "1/2", "--out", run / "llc/chunk1of2.csv", "--traces",
        run / "llc/chunk1of2.npz")  # fmt: skip
     ok("hessian", "--run", run, *HESSIAN, "--out", run / "hessian/chunk0of1.csv")
-    ok("theory", "--run", run, "--out", run / "theory.csv")
     ok(*table_args(run))
     ok("summary", "--runs", run, "--out", run.parent / "summary.csv")
 
@@ -59,8 +58,7 @@ def tables(capsys, run: Path, llc: list[Path] | None = None) -> tuple[int, str]:
 def table_args(run: Path, llc: list[Path] | None = None) -> list:
     llc = llc or [run / "llc/chunk0of2.csv", run / "llc/chunk1of2.csv"]
     return ["tables", "--id", run.name, "--run", run, "--llc", *llc, "--hessian",
-               run / "hessian/chunk0of1.csv", "--theory", run / "theory.csv", "--params-out", run / "params.csv",
-            "--loss-out", run / "loss_data.csv"]  # fmt: skip
+            run / "hessian/chunk0of1.csv", "--params-out", run / "params.csv", "--loss-out", run / "loss_data.csv"]
 
 
 @pytest.fixture(scope="module")
@@ -349,12 +347,10 @@ def test_chunks_of_two_different_splits_are_refused(run, capsys):
     assert status == 2 and "also in" in err
 
 
-@pytest.mark.parametrize("name", ["hessian/chunk0of1.csv", "theory.csv"])
-def test_hessian_and_theory_tables_of_another_run_are_refused(run, capsys, tmp_path, name):
-    other = tmp_path / "other"
+def test_a_hessian_table_of_another_run_is_refused(run, capsys, tmp_path):
+    name, other = "hessian/chunk0of1.csv", tmp_path / "other"
     ok("train", *TRAIN[:-3], "--max-steps", "200", "--seed", "2", "--no-early-stop", "--out", other)
-    command = ["hessian", *HESSIAN] if name.startswith("hessian") else ["theory"]
-    ok(command[0], "--run", other, *command[1:], "--out", other / "foreign.csv")
+    ok("hessian", "--run", other, *HESSIAN, "--out", other / "foreign.csv")
     for suffix in ("", ".seal.json"):
         shutil.copy(f"{other / 'foreign.csv'}{suffix}", f"{run / name}{suffix}")
     status, err = tables(capsys, run)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from grokslt.analysis.hessian import write_hessian_table
-from grokslt.analysis.theory import write_checkpoint_theory
+from grokslt.analysis.theory import THEORY_COLUMNS, checkpoint_theory
 from grokslt.errors import BadInput
 from grokslt.estimation.checkpoint_llc import Checkpoints, Retry, Sampling, Saved, write_llc_table
 from grokslt.training.metrics import transition_steps
@@ -84,15 +84,15 @@ def test_the_run_table_leaves_skipped_checkpoints_blank_and_refuses_a_missing_ch
         warnings.simplefilter("ignore")  # a few draws make poor diagnostics
         write_llc_table(memorised, tmp_path / "llc.csv", TINY, Checkpoints(every=4))
     write_hessian_table(memorised, tmp_path / "hessian.csv")
-    write_checkpoint_theory(memorised, tmp_path / "theory.csv")
+    theory = pd.DataFrame(checkpoint_theory(load_run(memorised)), columns=THEORY_COLUMNS)
     llc, hessian = pd.read_csv(tmp_path / "llc.csv"), pd.read_csv(tmp_path / "hessian.csv")
-    table = loss_data(memorised, llc, hessian, tmp_path / "theory.csv", llc_every=4)
+    table = loss_data(memorised, llc, hessian, theory, llc_every=4)
     assert table.loc[table["llc"].notna(), "step"].tolist() == estimated_steps(memorised / "train_log.csv", 4)
     assert table["trace_hutchinson"].notna().all()
     with pytest.raises(ValueError, match="no LLC or Hessian-trace row"):
-        loss_data(memorised, llc, hessian, tmp_path / "theory.csv", llc_every=1)
+        loss_data(memorised, llc, hessian, theory, llc_every=1)
     with pytest.raises(ValueError, match="no LLC or Hessian-trace row"):
-        loss_data(memorised, llc.iloc[1:], hessian, tmp_path / "theory.csv", llc_every=4)
+        loss_data(memorised, llc.iloc[1:], hessian, theory, llc_every=4)
 
 
 def test_an_estimate_that_did_not_converge_is_estimated_again_with_more_draws(memorised, tmp_path, monkeypatch):

@@ -117,7 +117,6 @@ HESSIAN_TABLE = TableKind(
     numbers=("trace_hutchinson", "trace_stderr"),
     may_be_empty=True,
 )
-THEORY_TABLE = TableKind("theory table", required=("step", "K_eff", "keff_llc"), may_be_empty=True)
 LOSS_DATA = TableKind(
     "loss_data.csv",
     required=("step", "diverged", "llc", *LLC_FLAGS),

@@ -250,12 +250,14 @@ def run_calibrate(args: argparse.Namespace) -> None:
     print(f"chosen: step {chosen['step_size']:g}, nbeta {chosen['nbeta']:g}, gamma {chosen['localization']:g}")
 
 
-@command("tables", "join a run's log, LLC, Hessian and theory tables into params.csv and loss_data.csv")
+@command("tables", "join a run's log, LLC and Hessian tables and the closed forms at its checkpoints into params.csv "
+         "and loss_data.csv")
 def run_tables(args: argparse.Namespace) -> None:
     from grokslt.workflow.tables import write_run_tables
 
     write_run_tables(
-        args.id, args.run, args.llc, args.hessian, args.theory, args.params_out, args.loss_out, args.llc_every
+        args.id, args.run, args.llc, args.hessian, args.params_out, args.loss_out, args.llc_every, args.mass,
+        args.atom_rank_max,
     )
 
 
@@ -459,7 +461,8 @@ def build_parser() -> argparse.ArgumentParser:
     tables.add_argument("--llc", nargs="+", required=True, help="LLC chunk CSVs")
     tables.add_argument("--llc-every", type=int, default=1, help="the LLC trajectory's thinning (llc: every)")
     tables.add_argument("--hessian", nargs="+", required=True, help="Hessian chunk CSVs")
-    tables.add_argument("--theory", help="per-checkpoint theory CSV (none where the closed forms do not apply)")
+    tables.add_argument("--mass", type=float, default=0.99, help="atom-norm mass that defines K_eff")
+    tables.add_argument("--atom-rank-max", type=int, default=0, help="rank Phi_p's Jacobian when K_eff <= this")
     tables.add_argument("--params-out", required=True)
     tables.add_argument("--loss-out", required=True)
     refined = sub.add_parser("refined-table", help=COMMANDS["refined-table"][1])

@@ -1,5 +1,5 @@
-# Analysis (grokslt.analysis): the Hessian and the theory's closed forms at each checkpoint, each run's tables,
-# the summary, WAIC, and the studies read across runs (claims, estimator accuracy, scorecard).
+# Analysis (grokslt.analysis): the Hessian at each checkpoint, each run's tables (the closed forms at each checkpoint
+# computed there), the summary, WAIC, and the studies read across runs (claims, estimator accuracy, scorecard).
 rule hessian:
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
@@ -50,36 +50,11 @@ rule theory_tables:
         "--single-d {params.single_d} --single-K {params.single_K} --threads {threads} > {log:q} 2>&1"
 
 
-rule checkpoint_theory:
-    input:
-        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
-    output:
-        f"{RESULTS}/runs/{{run}}/theory.csv",
-    log:
-        log_file("theory", "{run}"),
-    benchmark:
-        benchmark_file("theory", "{run}")
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=60,
-    params:
-        run=lambda wildcards: run_dir(wildcards.run),
-        mass=config["theory"]["mass"],
-        atom_rank_max=config["theory"]["atom_rank_max"],
-    shell:
-        "grokslt theory --run {params.run:q} --mass {params.mass} --atom-rank-max {params.atom_rank_max} "
-        "--threads {threads} --out {output:q} > {log:q} 2>&1"
-
-
 rule run_tables:
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
         llc=lambda wildcards: chunk_files(wildcards.run, "llc"),
         hessian=lambda wildcards: chunk_files(wildcards.run, "hessian"),
-        theory=lambda wildcards: theory_table(wildcards.run),
     output:
         params=f"{RESULTS}/runs/{{run}}/params.csv",
         loss=f"{RESULTS}/runs/{{run}}/loss_data.csv",
@@ -96,11 +71,12 @@ rule run_tables:
     params:
         run=lambda wildcards: run_dir(wildcards.run),
         every=lambda wildcards: RUN_LLC[wildcards.run]["every"],
-        theory=lambda wildcards, input: " ".join(f"--theory {shlex.quote(path)}" for path in input.theory),
+        mass=config["theory"]["mass"],
+        atom_rank_max=config["theory"]["atom_rank_max"],
     shell:
         "grokslt tables --id {wildcards.run:q} --run {params.run:q} --llc {input.llc:q} --llc-every {params.every} "
-        "--hessian {input.hessian:q} {params.theory} --params-out {output.params:q} "
-        "--loss-out {output.loss:q} > {log:q} 2>&1"
+        "--hessian {input.hessian:q} --mass {params.mass} --atom-rank-max {params.atom_rank_max} "
+        "--params-out {output.params:q} --loss-out {output.loss:q} > {log:q} 2>&1"
 
 
 # summary/runs.csv covers every run; summary/FIGURE.csv the runs of one figure's experiments.

@@ -6,11 +6,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from grokslt.training.data import DatasetSettings
-from grokslt.workflow.experiments import dataset_id
 from grokslt.figures import experiment_settings, instances
-from grokslt.settings import fields, to_arguments
-from grokslt.analysis.theory import closed_forms_apply
+from grokslt.settings import to_arguments
 from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints
 from grokslt.workflow import commands
 from grokslt.workflow.config import ConfigError, check_workflow
@@ -49,12 +46,10 @@ REFERENCE = os.path.join(WORKFLOW_ROOT, "reference", "SHA256SUMS")
 LAYOUT = commands.Layout.of(CHECKED, REFERENCE)
 CERTIFIED_RUNS = LAYOUT.study_runs("certified")
 REFINED_RUNS = LAYOUT.study_runs("refined")
-DATASETS = {dataset_id(train): train for train in RUNS.values()}
 
 
 wildcard_constraints:
     run="[A-Za-z0-9_.+-]+",
-    dataset="[A-Za-z0-9_.+-]+",
     i=r"\d+",
     n=r"\d+",
     figure="|".join(map(re.escape, FIGURES)),
@@ -67,11 +62,6 @@ experiment_runs = LAYOUT.experiment_runs
 calibration_file = LAYOUT.calibration_file
 
 
-def theory_table(run):
-    """The run's theory.csv where the paper's closed forms apply; `grokslt theory` refuses the other runs."""
-    return [f"{run_dir(run)}/theory.csv"] if closed_forms_apply(RUNS[run]) else []
-
-
 def log_file(stage, name):
     return f"{RESULTS}/logs/{stage}/{name}.log"
 
@@ -81,13 +71,6 @@ def benchmark_file(stage, name):
 
 
 # -- command arguments: every setting, so that a changed setting reruns the job ----------------------------
-DATASET_KEYS = [f.name for f in fields(DatasetSettings)]
-
-
-def dataset_args(wildcards):
-    return to_arguments(DATASETS[wildcards.dataset], only=DATASET_KEYS)
-
-
 def train_args(wildcards):
     return to_arguments(RUNS[wildcards.run])
 

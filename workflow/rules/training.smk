@@ -1,31 +1,9 @@
-# Training (grokslt.training): each run's dataset, then the run itself.
-rule dataset:
-    output:
-        f"{RESULTS}/data/{{dataset}}.npz",
-    log:
-        log_file("dataset", "{dataset}"),
-    benchmark:
-        benchmark_file("dataset", "{dataset}")
-    group:
-        "datasets"
-    conda:
-        ENV
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        args=dataset_args,
-    shell:
-        "grokslt dataset {params.args:q} --out {output:q} > {log:q} 2>&1"
-
-
+# Training (grokslt.training): each run, its dataset made from its settings (`grokslt train` draws the split
+# itself, as every later stage does from run.json: no file of its own to keep in step).
 # Training is a checkpoint: how many checkpoints (hence LLC and Hessian jobs) a run has is known only
 # after early stopping. Only the log and run.json are declared outputs, so that Snakemake never deletes
 # the checkpoints or resume state of a killed job: restarted, it resumes from its last evaluation.
 checkpoint train:
-    input:
-        dataset=lambda wildcards: f"{RESULTS}/data/{dataset_id(RUNS[wildcards.run])}.npz",
     output:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
         meta=f"{RESULTS}/runs/{{run}}/run.json",
@@ -43,5 +21,4 @@ checkpoint train:
         args=train_args,
         out=lambda wildcards: run_dir(wildcards.run),
     shell:
-        "grokslt train {params.args:q} --threads {threads} --dataset {input.dataset:q} --out {params.out:q} "
-        "> {log:q} 2>&1"
+        "grokslt train {params.args:q} --threads {threads} --out {params.out:q} " "> {log:q} 2>&1"

@@ -268,7 +268,8 @@ TABLES = [
     ),
     Table(
         "runs/RUN/theory.csv",
-        "One row per checkpoint, written by `grokslt theory --run`: K_eff and the closed forms at the checkpoint. "
+        "One row per checkpoint, written by `grokslt theory --run` (the workflow computes the same rows inside "
+        "`grokslt tables`, into loss_data.csv's K_eff and keff_llc): K_eff and the closed forms at the checkpoint. "
         "Only for runs the closed forms describe (the quadratic network, the centred MSE, modular addition): "
         "the command refuses any other run in one line.",
         {"step": "the checkpoint's step (optimizer steps)"},
@@ -282,8 +283,8 @@ TABLES = [
     ),
     Table(
         LOSS,
-        "One row per evaluation, written by `grokslt tables`: the training log joined with the LLC, Hessian-trace "
-        "and theory tables (what the figures read).",
+        "One row per evaluation, written by `grokslt tables`: the training log joined with the LLC and Hessian-trace "
+        "tables and the closed forms at each checkpoint (what the figures read).",
         prefixes=(("llc_", "{meaning} (`{rest}` of the LLC tables)", LLC),),
     ),
     Table(
@@ -493,8 +494,7 @@ def observed_columns() -> dict[str, list[str]]:
         write_hessian_table(run, root / "hessian.csv")
         write_checkpoint_theory(run, root / "theory.csv")
         write_theory_tables(root / "theory", [(5, 2)], [3], [1], [2], [1])
-        write_run_tables("run", run, [llc], [root / "hessian.csv"], root / "theory.csv", run / "params.csv",
-                         run / "loss_data.csv")  # fmt: skip
+        write_run_tables("run", run, [llc], [root / "hessian.csv"], run / "params.csv", run / "loss_data.csv")
         write_summary({"run": run}, {"baseline": ["run"]}, root / "runs.csv")
         write_llc_table(
             run,

@@ -12,12 +12,17 @@ import numpy as np
 import pandas as pd
 
 from grokslt.analysis.membership import experiments_cell
-from grokslt.analysis.theory import closed_form_row, closed_forms_apply, closed_forms_label
+from grokslt.analysis.theory import (
+    THEORY_COLUMNS,
+    checkpoint_theory,
+    closed_form_row,
+    closed_forms_apply,
+    closed_forms_label,
+)
 from grokslt.artefacts import (
     HESSIAN_TABLE,
     LLC_TABLE,
     SUMMARISED,
-    THEORY_TABLE,
     config_digest,
     read_table,
     read_tables,
@@ -32,7 +37,7 @@ from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
-from grokslt.training.runs import estimated_steps, logged_checkpoints, run_record, verified_record
+from grokslt.training.runs import estimated_steps, load_run, logged_checkpoints, run_record, verified_record
 from grokslt.training.train import TrainConfig, versions
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
@@ -57,9 +62,11 @@ def write_refined_table(parts, out) -> None:
     write_csv(out, table.to_dict("records"), list(table.columns))
 
 
-def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv, llc_every: int = 1) -> pd.DataFrame:
+def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory: pd.DataFrame | None, llc_every: int = 1
+              ) -> pd.DataFrame:  # fmt: skip
     """One row per checkpoint: the training log joined with the LLC (at the checkpoints `estimated_steps`
-    selects for `llc_every`, empty elsewhere), Hessian-trace and theory columns."""
+    selects for `llc_every`, empty elsewhere), Hessian-trace and theory columns (`theory` None where the paper's
+    closed forms do not apply to the run)."""
     log_file = Path(run_dir) / "train_log.csv"
     log = pd.read_csv(log_file)
     chain_columns = [c for c in llc.columns if c.startswith("llc_chain_")]
@@ -80,8 +87,8 @@ def loss_data(run_dir, llc: pd.DataFrame, hessian: pd.DataFrame, theory_csv, llc
     llc = llc[wanted].rename(columns={"llc_mean": "llc", "init_loss": "llc_init_loss"})
     hessian = hessian[["step", "trace_hutchinson", "trace_stderr", "trace_exact"]]
     table = log.merge(llc, on="step", how="left").merge(hessian, on="step", how="left")
-    if theory_csv:
-        table = table.merge(pd.read_csv(theory_csv)[["step", "K_eff", "keff_llc"]], on="step", how="left")
+    if theory is not None:
+        table = table.merge(theory[["step", "K_eff", "keff_llc"]], on="step", how="left")
     else:  # the paper's closed forms do not apply to the run: their columns stay blank
         table = table.assign(K_eff=float("nan"), keff_llc=float("nan"))
     unestimated = table["step"].isin(estimated_steps(log_file, llc_every)) & table["llc"].isna()
@@ -116,16 +123,20 @@ def _devinterp() -> dict:
         return {}
 
 
-def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, theory_csv, params_out, loss_out, llc_every=1) -> None:
-    """params.csv and loss_data.csv of a run, from its LLC, Hessian and theory tables: each the sealed table of
-    this run (`grokslt.artefacts`), the chunks of each covering its checkpoints once."""
+def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, params_out, loss_out, llc_every=1, mass=0.99,
+                     atom_rank_max=0) -> None:  # fmt: skip
+    """params.csv and loss_data.csv of a run, from its LLC and Hessian tables (each the sealed table of this run,
+    `grokslt.artefacts`, the chunks of each covering its checkpoints once) and the closed forms at its checkpoints
+    (`grokslt.analysis.theory.checkpoint_theory`, where they apply: K_eff at atom-norm `mass`)."""
     identity = config_digest(verified_record(Path(run_dir))["config"])
     steps = logged_checkpoints(Path(run_dir) / "train_log.csv")
     llc = read_tables(llc_csvs, LLC_TABLE, identity, steps)
     hessian = read_tables(hessian_csvs, HESSIAN_TABLE, identity, steps)
-    if theory_csv:  # none where the paper's closed forms do not apply to the run
-        read_table(theory_csv, THEORY_TABLE, identity, steps)
-    table = loss_data(run_dir, llc, hessian, theory_csv, llc_every)
+    run = load_run(run_dir)
+    theory = None
+    if closed_forms_apply(run.config):
+        theory = pd.DataFrame(checkpoint_theory(run, mass=mass, atom_rank_max=atom_rank_max), columns=THEORY_COLUMNS)
+    table = loss_data(run_dir, llc, hessian, theory, llc_every)
     seal(loss_out, write_csv(loss_out, table.to_dict("records"), list(table.columns)), "grokslt tables", identity)
     row = params_row(run_id, run_dir, llc, hessian, llc_every)
     seal(params_out, write_csv(params_out, [row], list(row)), "grokslt tables", identity)
