@@ -9,12 +9,22 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from grokslt import __version__, runtime, settings
 from grokslt.errors import ComputationFailed, describe_os_error
 
-COMMANDS = {}
+
+class Command(NamedTuple):
+    run: Callable[[argparse.Namespace], None]
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    tensors: bool  # whether it computes with torch (else it starts without importing it)
+
+
+COMMANDS: dict[str, Command] = {}
 DESCRIPTION = """\
 Reproduce "A Basin-Selection Perspective on Grokking via Singular Learning Theory", one command
 per stage. The Snakemake workflow runs them all: snakemake --cores 2 --configfile config/quick.yaml"""
@@ -33,9 +43,12 @@ The columns of every table: docs/columns.md.
 """
 
 
-def command(name: str, help: str):
+def command(name: str, help: str, arguments: Callable[[argparse.ArgumentParser], None], tensors: bool = True):
+    """Register `fn` as `grokslt NAME`; `tensors=False` for a command that reads and writes tables only, which then
+    starts without torch."""
+
     def register(fn):
-        COMMANDS[name] = (fn, help)
+        COMMANDS[name] = Command(fn, help, arguments, tensors)
         return fn
 
     return register
@@ -109,7 +122,15 @@ def sampler_preset(args: argparse.Namespace):
     return calibrated_settings(args.calibration)
 
 
-@command("train", "train one network, writing checkpoints and train_log.csv")
+def train_arguments(parser: argparse.ArgumentParser) -> None:
+    from grokslt.training.train import TrainConfig
+
+    settings.add_arguments(parser, TrainConfig)
+    parser.add_argument("--dataset", help="a split written by `grokslt dataset` (default: made from the settings)")
+    parser.add_argument("--out", required=True, help="run directory")
+
+
+@command("train", "train one network, writing checkpoints and train_log.csv", train_arguments)
 def run_train(args: argparse.Namespace) -> None:
     from grokslt.training.train import TrainConfig, train
 
@@ -128,7 +149,14 @@ def run_train(args: argparse.Namespace) -> None:
     )
 
 
-@command("dataset", "write the train/validation split of Z_p x Z_p")
+def dataset_arguments(parser: argparse.ArgumentParser) -> None:
+    from grokslt.training.data import DatasetSettings
+
+    settings.add_arguments(parser, DatasetSettings)
+    parser.add_argument("--out", required=True, help="output .npz")
+
+
+@command("dataset", "write the train/validation split of Z_p x Z_p", dataset_arguments)
 def run_dataset(args: argparse.Namespace) -> None:
     from grokslt.training.data import DatasetSettings, save_dataset
 
@@ -137,7 +165,30 @@ def run_dataset(args: argparse.Namespace) -> None:
     save_dataset(dataset.dataset(), args.out)
 
 
-@command("llc", "estimate the LLC at checkpoints of a run")
+def llc_arguments(parser: argparse.ArgumentParser) -> None:
+    from grokslt.estimation.laplace import LaplaceSettings
+
+    add_selection_arguments(parser)
+    add_llc_arguments(parser)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--stack", type=int, default=1, help="checkpoints per batched computation (GPU)")
+    parser.add_argument("--traces", help="also save the loss traces [checkpoints, chains, draws] (.npz)")
+    parser.add_argument(
+        "--pair-traces",
+        metavar="DIR",
+        help="also save each checkpoint's per-pair loss traces (train and val pairs) as DIR/step<STEP:06d>.nc",
+    )
+    parser.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
+    parser.add_argument("--retry-draws", type=int, metavar="DRAWS",
+                        help="estimate again, with DRAWS draws per chain, each that did not converge")  # fmt: skip
+    parser.add_argument("--first-try", metavar="TABLE",
+                        help="with --retry-draws: the first tries, written by this command without it")  # fmt: skip
+    parser.add_argument("--if-chosen", action="store_true",
+                        help="with --preset calibrated: an empty table when the calibration chose nothing")  # fmt: skip
+    settings.add_arguments(parser.add_argument_group("the Laplace estimand beside each estimate"), LaplaceSettings)
+
+
+@command("llc", "estimate the LLC at checkpoints of a run", llc_arguments)
 def run_llc(args: argparse.Namespace) -> None:
     from grokslt.estimation.checkpoint_llc import Checkpoints, Retry, Sampling, Saved, write_llc_table
     from grokslt.estimation.laplace import LaplaceSettings
@@ -158,7 +209,17 @@ def run_llc(args: argparse.Namespace) -> None:
     )
 
 
-@command("hessian", "Hutchinson (and exact) Hessian trace of L_n at checkpoints of a run")
+def hessian_arguments(parser: argparse.ArgumentParser) -> None:
+    from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
+    from grokslt.analysis.hessian import HessianSettings
+
+    add_selection_arguments(parser)
+    parser.add_argument("--preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))
+    settings.add_arguments(parser.add_argument_group("overrides of the preset"), HessianSettings, defaults=False)
+    parser.add_argument("--seed", type=int, default=0)
+
+
+@command("hessian", "Hutchinson (and exact) Hessian trace of L_n at checkpoints of a run", hessian_arguments)
 def run_hessian(args: argparse.Namespace) -> None:
     from grokslt.analysis.hessian import HessianSettings, write_hessian_table
 
@@ -166,7 +227,19 @@ def run_hessian(args: argparse.Namespace) -> None:
     write_hessian_table(args.run, args.out, args.preset, overrides, args.steps, args.chunk, args.seed)
 
 
-@command("coefficient", "the data-rank learning coefficient at interpolating checkpoints beside lambda_Q and tr(H) / 2")
+def coefficient_arguments(parser: argparse.ArgumentParser) -> None:
+    add_selection_arguments(parser)
+    parser.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
+    parser.add_argument("--probes", type=int, default=4, help="Rademacher probes of the Lanczos quadrature")
+    parser.add_argument("--lanczos-steps", type=int, default=100, help="Lanczos steps per probe")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+@command(
+    "coefficient",
+    "the data-rank learning coefficient at interpolating checkpoints beside lambda_Q and tr(H) / 2",
+    coefficient_arguments,
+)
 def run_coefficient(args: argparse.Namespace) -> None:
     from grokslt.analysis.coefficient import write_coefficient_table
 
@@ -174,7 +247,22 @@ def run_coefficient(args: argparse.Namespace) -> None:
                             args.seed)  # fmt: skip
 
 
-@command("theory", "closed-form LLCs and their numerical checks, or theory at a run's checkpoints")
+def theory_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, help="output directory (tables) or CSV (with --run)")
+    parser.add_argument("--run", help="a run directory: parser at its checkpoints")
+    parser.add_argument("--steps")
+    parser.add_argument("--chunk")
+    parser.add_argument("--mass", type=float, default=0.99, help="atom-norm mass that defines K_eff")
+    parser.add_argument("--atom-rank-max", type=int, default=0, help="rank Phi_p's Jacobian when K_eff <= this")
+    parser.add_argument("--sizes", default="53:1024", help="p:K pairs for the closed-form table")
+    parser.add_argument("--grid-p", default="3,5,7", help="p values of the numerical rank checks")
+    parser.add_argument("--grid-K", default="1,2,3,5,8,12,20,40,80")
+    parser.add_argument("--single-d", default="2,3,4,6")
+    parser.add_argument("--single-K", default="1,2,3,4,6,8")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+@command("theory", "closed-form LLCs and their numerical checks, or theory at a run's checkpoints", theory_arguments)
 def run_theory(args: argparse.Namespace) -> None:
     from grokslt.analysis import theory
 
@@ -215,7 +303,16 @@ def parse_pair(text: str) -> tuple[int, int]:
     return p, K
 
 
-@command("sensitivity", "the LLC at one checkpoint over a grid of SGLD step size x localization")
+def sensitivity_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run", required=True)
+    parser.add_argument("--step", default="final", help="checkpoint step, or final")
+    parser.add_argument("--step-sizes", required=True, help="comma-separated SGLD step sizes")
+    parser.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
+    parser.add_argument("--out", required=True)
+    add_llc_arguments(parser)
+
+
+@command("sensitivity", "the LLC at one checkpoint over a grid of SGLD step size x localization", sensitivity_arguments)
 def run_sensitivity(args: argparse.Namespace) -> None:
     from grokslt.estimation.checkpoint_llc import write_sensitivity_table
 
@@ -233,7 +330,24 @@ def run_sensitivity(args: argparse.Namespace) -> None:
     )
 
 
-@command("calibrate", "estimate a grid of sampler settings at one checkpoint and choose by the documented rule")
+def calibrate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run", required=True)
+    parser.add_argument(
+        "--step", default="transitions", help="transitions (memorisation, val 50%%, val 95%%, last), final, or steps"
+    )
+    parser.add_argument("--step-sizes", required=True, help="comma-separated step sizes")
+    parser.add_argument("--nbetas", required=True, help="comma-separated nbeta")
+    parser.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
+    parser.add_argument("--out", required=True, help="directory for calibration.csv and calibration.json")
+    parser.add_argument("--report-only", action="store_true", help="exit 0 when nothing qualifies (no choice made)")
+    add_llc_arguments(parser)
+
+
+@command(
+    "calibrate",
+    "estimate a grid of sampler settings at one checkpoint and choose by the documented rule",
+    calibrate_arguments,
+)
 def run_calibrate(args: argparse.Namespace) -> None:
     from grokslt.estimation.calibration import calibrate
     from grokslt.estimation.llc import sampler_settings
@@ -250,32 +364,79 @@ def run_calibrate(args: argparse.Namespace) -> None:
     print(f"chosen: step {chosen['step_size']:g}, nbeta {chosen['nbeta']:g}, gamma {chosen['localization']:g}")
 
 
-@command("tables", "join a run's log, LLC and Hessian tables and the closed forms at its checkpoints into params.csv "
-         "and loss_data.csv")
+def tables_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--id", required=True, help="run id")
+    parser.add_argument("--run", required=True)
+    parser.add_argument("--llc", nargs="+", required=True, help="LLC chunk CSVs")
+    parser.add_argument("--llc-every", type=int, default=1, help="the LLC trajectory's thinning (llc: every)")
+    parser.add_argument("--hessian", nargs="+", required=True, help="Hessian chunk CSVs")
+    parser.add_argument("--mass", type=float, default=0.99, help="atom-norm mass that defines K_eff")
+    parser.add_argument("--atom-rank-max", type=int, default=0, help="rank Phi_p's Jacobian when K_eff <= this")
+    parser.add_argument("--params-out", required=True)
+    parser.add_argument("--loss-out", required=True)
+
+
+@command(
+    "tables",
+    "join a run's log, LLC and Hessian tables and the closed forms at its checkpoints into params.csv "
+    "and loss_data.csv",
+    tables_arguments,
+)
 def run_tables(args: argparse.Namespace) -> None:
     from grokslt.workflow.tables import write_run_tables
 
     write_run_tables(
-        args.id, args.run, args.llc, args.hessian, args.params_out, args.loss_out, args.llc_every, args.mass,
+        args.id,
+        args.run,
+        args.llc,
+        args.hessian,
+        args.params_out,
+        args.loss_out,
+        args.llc_every,
+        args.mass,
         args.atom_rank_max,
     )
 
 
-@command("refined-table", "join a run's refined LLC tables (weight groups, data subsets) into refined.csv")
+def refined_table_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--parts", nargs="+", required=True, help="LLC tables of one run, one per group or subset")
+    parser.add_argument("--out", required=True)
+
+
+@command(
+    "refined-table",
+    "join a run's refined LLC tables (weight groups, data subsets) into refined.csv",
+    refined_table_arguments,
+)
 def run_refined_table(args: argparse.Namespace) -> None:
     from grokslt.workflow.tables import write_refined_table
 
     write_refined_table(args.parts, args.out)
 
 
-@command("waic", "WAIC from the training pairs' traces against the held-out Bayes loss, per checkpoint")
+def waic_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--traces", required=True, help="a directory of step<STEP>.nc (grokslt llc --pair-traces)")
+    parser.add_argument("--out", required=True)
+
+
+@command(
+    "waic",
+    "WAIC from the training pairs' traces against the held-out Bayes loss, per checkpoint",
+    waic_arguments,
+)
 def run_waic(args: argparse.Namespace) -> None:
     from grokslt.analysis.waic import write_waic_table
 
     write_waic_table(args.traces, args.out)
 
 
-@command("summary", "one row per run: final/peak LLC, GSM, transition steps, closed forms")
+def summary_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
+    parser.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")
+    parser.add_argument("--out", required=True)
+
+
+@command("summary", "one row per run: final/peak LLC, GSM, transition steps, closed forms", summary_arguments)
 def run_summary(args: argparse.Namespace) -> None:
     from pathlib import Path
 
@@ -292,7 +453,20 @@ def run_summary(args: argparse.Namespace) -> None:
     write_summary(runs, membership, args.out)
 
 
-@command("claims", "test each of the paper's claims, per sampler preset, into claims.csv")
+def claims_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--summary", required=True, help="summary/runs.csv")
+    parser.add_argument("--loss-data", nargs="+", required=True, help="runs/*/loss_data.csv")
+    parser.add_argument("--certified", nargs="*", default=[], help="runs/*/certified.csv (the certified preset)")
+    parser.add_argument("--sensitivity", help="sensitivity/sensitivity.csv (appendix B.2)")
+    parser.add_argument("--waic", nargs="*", default=[], help="runs/*/waic.csv (the WAIC claim)")
+    parser.add_argument("--traced", nargs="*", default=[], help="runs/*/refined/traced.csv, the estimates behind them")
+    parser.add_argument("--smoke-test", action="store_true", help="mark every verdict as a smoke test, no evidence")
+    parser.add_argument("--out", required=True)
+
+
+@command(
+    "claims", "test each of the paper's claims, per sampler preset, into claims.csv", claims_arguments, tensors=False
+)
 def run_claims(args: argparse.Namespace) -> None:
     from grokslt.analysis.claims.table import write_claims
 
@@ -302,7 +476,19 @@ def run_claims(args: argparse.Namespace) -> None:
         print(f"{row['claim']:34s} {row['preset']:18s} {row['verdict']:12s} {row['statistic']}: {row['value']:.4g}")
 
 
-@command("accuracy", "each LLC method against exact MALA references on small networks")
+def accuracy_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs", nargs="+", required=True, help="run directories: their final and initial points")
+    parser.add_argument("--nbetas", required=True, help="comma-separated nbeta")
+    parser.add_argument("--localization", type=float, required=True)
+    parser.add_argument("--methods", required=True, help='JSON: {"name": {"preset": ..., setting: value}}')
+    parser.add_argument("--repeats", type=int, default=4, help="seeds per method")
+    parser.add_argument("--reference-chains", type=int, default=16)
+    parser.add_argument("--reference-burnin", type=int, default=2000)
+    parser.add_argument("--reference-draws", type=int, default=20000)
+    parser.add_argument("--out", required=True)
+
+
+@command("accuracy", "each LLC method against exact MALA references on small networks", accuracy_arguments)
 def run_accuracy(args: argparse.Namespace) -> None:
     import json
 
@@ -317,7 +503,16 @@ def run_accuracy(args: argparse.Namespace) -> None:
     write_accuracy(args.runs, args.out, parse_floats(args.nbetas), args.localization, methods, args.repeats, reference)
 
 
-@command("scorecard", "our runs against the authors' logs of the same settings, into scorecard.csv")
+def scorecard_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--summary", required=True)
+    parser.add_argument("--loss-data", nargs="+", required=True)
+    parser.add_argument("--reference", required=True, help="reference/SHA256SUMS, or none")
+    parser.add_argument("--out", required=True)
+
+
+@command(
+    "scorecard", "our runs against the authors' logs of the same settings, into scorecard.csv", scorecard_arguments
+)
 def run_scorecard(args: argparse.Namespace) -> None:
     from pathlib import Path
 
@@ -329,7 +524,14 @@ def run_scorecard(args: argparse.Namespace) -> None:
     print(f"{len(matched)} runs matched an authors' log")
 
 
-@command("plan", "what a config will cost: runs, estimates, CPU hours and wall time on N cores")
+def plan_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--configfile", default="config.yaml")
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--json", action="store_true", help="print JSON (cpu_seconds, wall_seconds, ...)")
+    parser.add_argument("--reference", default="reference", help="the authors' logs for expected stops, or none")
+
+
+@command("plan", "what a config will cost: runs, estimates, CPU hours and wall time on N cores", plan_arguments)
 def run_plan(args: argparse.Namespace) -> None:
     import json
     from pathlib import Path
@@ -351,14 +553,7 @@ def run_plan(args: argparse.Namespace) -> None:
     print(json.dumps(result, indent=2) if args.json else describe(result))
 
 
-@command("figure", "draw one figure from tables, as PDF and PNG")
-def run_figure(args: argparse.Namespace) -> None:
-    from grokslt.figures.drawing import draw
-
-    draw(args.name, args)
-
-
-def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
+def figure_arguments(parser: argparse.ArgumentParser) -> None:
     from grokslt.figures import FIGURES, READS, setting_flags
 
     parser.add_argument("name", help=" | ".join(FIGURES))
@@ -375,150 +570,40 @@ def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output path without suffix")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
-    from grokslt.analysis.hessian import HessianSettings
-    from grokslt.estimation.laplace import LaplaceSettings
-    from grokslt.training.data import DatasetSettings
-    from grokslt.training.train import TrainConfig
+@command("figure", "draw one figure from tables, as PDF and PNG", figure_arguments, tensors=False)
+def run_figure(args: argparse.Namespace) -> None:
+    from grokslt.figures.drawing import draw
 
+    draw(args.name, args)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; with `only`, the arguments of that command alone (the others' imports are heavy)."""
     parser = argparse.ArgumentParser(
         prog="grokslt", description=DESCRIPTION, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"grokslt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    train = sub.add_parser("train", help=COMMANDS["train"][1])
-    settings.add_arguments(train, TrainConfig)
-    train.add_argument("--dataset", help="a split written by `grokslt dataset` (default: made from the settings)")
-    train.add_argument("--out", required=True, help="run directory")
-    dataset = sub.add_parser("dataset", help=COMMANDS["dataset"][1])
-    settings.add_arguments(dataset, DatasetSettings)
-    dataset.add_argument("--out", required=True, help="output .npz")
-    llc = sub.add_parser("llc", help=COMMANDS["llc"][1])
-    add_selection_arguments(llc)
-    add_llc_arguments(llc)
-    llc.add_argument("--device", default="cpu")
-    llc.add_argument("--stack", type=int, default=1, help="checkpoints per batched computation (GPU)")
-    llc.add_argument("--traces", help="also save the loss traces [checkpoints, chains, draws] (.npz)")
-    llc.add_argument(
-        "--pair-traces",
-        metavar="DIR",
-        help="also save each checkpoint's per-pair loss traces (train and val pairs) as DIR/step<STEP:06d>.nc",
-    )
-    llc.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
-    llc.add_argument("--retry-draws", type=int, metavar="DRAWS",
-                     help="estimate again, with DRAWS draws per chain, each that did not converge")  # fmt: skip
-    llc.add_argument("--first-try", metavar="TABLE",
-                     help="with --retry-draws: the first tries, written by this command without it")  # fmt: skip
-    llc.add_argument("--if-chosen", action="store_true",
-                     help="with --preset calibrated: an empty table when the calibration chose nothing")  # fmt: skip
-    settings.add_arguments(llc.add_argument_group("the Laplace estimand beside each estimate"), LaplaceSettings)
-    hessian = sub.add_parser("hessian", help=COMMANDS["hessian"][1])
-    add_selection_arguments(hessian)
-    hessian.add_argument("--preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))
-    settings.add_arguments(hessian.add_argument_group("overrides of the preset"), HessianSettings, defaults=False)
-    hessian.add_argument("--seed", type=int, default=0)
-    coefficient = sub.add_parser("coefficient", help=COMMANDS["coefficient"][1])
-    add_selection_arguments(coefficient)
-    coefficient.add_argument("--every", type=int, help="every k-th checkpoint, the last and those at the transitions")
-    coefficient.add_argument("--probes", type=int, default=4, help="Rademacher probes of the Lanczos quadrature")
-    coefficient.add_argument("--lanczos-steps", type=int, default=100, help="Lanczos steps per probe")
-    coefficient.add_argument("--seed", type=int, default=0)
-    theory = sub.add_parser("theory", help=COMMANDS["theory"][1])
-    theory.add_argument("--out", required=True, help="output directory (tables) or CSV (with --run)")
-    theory.add_argument("--run", help="a run directory: theory at its checkpoints")
-    theory.add_argument("--steps")
-    theory.add_argument("--chunk")
-    theory.add_argument("--mass", type=float, default=0.99, help="atom-norm mass that defines K_eff")
-    theory.add_argument("--atom-rank-max", type=int, default=0, help="rank Phi_p's Jacobian when K_eff <= this")
-    theory.add_argument("--sizes", default="53:1024", help="p:K pairs for the closed-form table")
-    theory.add_argument("--grid-p", default="3,5,7", help="p values of the numerical rank checks")
-    theory.add_argument("--grid-K", default="1,2,3,5,8,12,20,40,80")
-    theory.add_argument("--single-d", default="2,3,4,6")
-    theory.add_argument("--single-K", default="1,2,3,4,6,8")
-    theory.add_argument("--seed", type=int, default=0)
-    sensitivity = sub.add_parser("sensitivity", help=COMMANDS["sensitivity"][1])
-    sensitivity.add_argument("--run", required=True)
-    sensitivity.add_argument("--step", default="final", help="checkpoint step, or final")
-    sensitivity.add_argument("--step-sizes", required=True, help="comma-separated SGLD step sizes")
-    sensitivity.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
-    sensitivity.add_argument("--out", required=True)
-    add_llc_arguments(sensitivity)
-    calibrate = sub.add_parser("calibrate", help=COMMANDS["calibrate"][1])
-    calibrate.add_argument("--run", required=True)
-    calibrate.add_argument(
-        "--step", default="transitions", help="transitions (memorisation, val 50%%, val 95%%, last), final, or steps"
-    )
-    calibrate.add_argument("--step-sizes", required=True, help="comma-separated step sizes")
-    calibrate.add_argument("--nbetas", required=True, help="comma-separated nbeta")
-    calibrate.add_argument("--localizations", required=True, help="comma-separated localizations gamma")
-    calibrate.add_argument("--out", required=True, help="directory for calibration.csv and calibration.json")
-    calibrate.add_argument("--report-only", action="store_true", help="exit 0 when nothing qualifies (no choice made)")
-    add_llc_arguments(calibrate)
-    tables = sub.add_parser("tables", help=COMMANDS["tables"][1])
-    tables.add_argument("--id", required=True, help="run id")
-    tables.add_argument("--run", required=True)
-    tables.add_argument("--llc", nargs="+", required=True, help="LLC chunk CSVs")
-    tables.add_argument("--llc-every", type=int, default=1, help="the LLC trajectory's thinning (llc: every)")
-    tables.add_argument("--hessian", nargs="+", required=True, help="Hessian chunk CSVs")
-    tables.add_argument("--mass", type=float, default=0.99, help="atom-norm mass that defines K_eff")
-    tables.add_argument("--atom-rank-max", type=int, default=0, help="rank Phi_p's Jacobian when K_eff <= this")
-    tables.add_argument("--params-out", required=True)
-    tables.add_argument("--loss-out", required=True)
-    refined = sub.add_parser("refined-table", help=COMMANDS["refined-table"][1])
-    refined.add_argument("--parts", nargs="+", required=True, help="LLC tables of one run, one per group or subset")
-    refined.add_argument("--out", required=True)
-    waic = sub.add_parser("waic", help=COMMANDS["waic"][1])
-    waic.add_argument("--traces", required=True, help="a directory of step<STEP>.nc (grokslt llc --pair-traces)")
-    waic.add_argument("--out", required=True)
-    summary = sub.add_parser("summary", help=COMMANDS["summary"][1])
-    summary.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
-    summary.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")
-    summary.add_argument("--out", required=True)
-    accuracy = sub.add_parser("accuracy", help=COMMANDS["accuracy"][1])
-    accuracy.add_argument("--runs", nargs="+", required=True, help="run directories: their final and initial points")
-    accuracy.add_argument("--nbetas", required=True, help="comma-separated nbeta")
-    accuracy.add_argument("--localization", type=float, required=True)
-    accuracy.add_argument("--methods", required=True, help='JSON: {"name": {"preset": ..., setting: value}}')
-    accuracy.add_argument("--repeats", type=int, default=4, help="seeds per method")
-    accuracy.add_argument("--reference-chains", type=int, default=16)
-    accuracy.add_argument("--reference-burnin", type=int, default=2000)
-    accuracy.add_argument("--reference-draws", type=int, default=20000)
-    accuracy.add_argument("--out", required=True)
-    card = sub.add_parser("scorecard", help=COMMANDS["scorecard"][1])
-    card.add_argument("--summary", required=True)
-    card.add_argument("--loss-data", nargs="+", required=True)
-    card.add_argument("--reference", required=True, help="reference/SHA256SUMS, or none")
-    card.add_argument("--out", required=True)
-    planner = sub.add_parser("plan", help=COMMANDS["plan"][1])
-    planner.add_argument("--configfile", default="config.yaml")
-    planner.add_argument("--cores", type=int, default=2)
-    planner.add_argument("--json", action="store_true", help="print JSON (cpu_seconds, wall_seconds, ...)")
-    planner.add_argument("--reference", default="reference", help="the authors' logs for expected stops, or none")
-    claims = sub.add_parser("claims", help=COMMANDS["claims"][1])
-    claims.add_argument("--summary", required=True, help="summary/runs.csv")
-    claims.add_argument("--loss-data", nargs="+", required=True, help="runs/*/loss_data.csv")
-    claims.add_argument("--certified", nargs="*", default=[], help="runs/*/certified.csv (the certified preset)")
-    claims.add_argument("--sensitivity", help="sensitivity/sensitivity.csv (appendix B.2)")
-    claims.add_argument("--waic", nargs="*", default=[], help="runs/*/waic.csv (the WAIC claim)")
-    claims.add_argument("--traced", nargs="*", default=[], help="runs/*/refined/traced.csv, the estimates behind them")
-    claims.add_argument("--smoke-test", action="store_true", help="mark every verdict as a smoke test, no evidence")
-    claims.add_argument("--out", required=True)
-    add_figure_arguments(sub.add_parser("figure", help=COMMANDS["figure"][1]))
-    for subparser in sub.choices.values():
-        add_process_arguments(subparser)
+    for name, entry in COMMANDS.items():
+        subparser = sub.add_parser(name, help=entry.help)
+        if only in (None, name):
+            entry.arguments(subparser)
+            add_process_arguments(subparser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run one command. Expected failures (bad input: status 2; a failed computation or a full disk:
     status 1) end in one line on stderr; `--debug` shows their traceback instead."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    named = next((word for word in argv if not word.startswith("-")), None)
+    args = build_parser(named if named in COMMANDS else None).parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("grokslt").setLevel(logging.INFO)
     try:
-        runtime.configure(args.threads)
-        COMMANDS[args.command][0](args)
+        entry = COMMANDS[args.command]
+        runtime.configure(args.threads, entry.tensors)
+        entry.run(args)
     except (ValueError, ComputationFailed, OSError) as error:
         if args.debug:
             raise

@@ -4,6 +4,9 @@ Every file is written to a temporary name in its own directory and renamed into 
 job never leaves a half-written file that looks finished. Files are serialised in memory and written
 by Python, so a full disk or a read-only directory is an `OSError` that names the file, never a
 library's internal error; a file that cannot be read back is a `BadInput` that names it.
+
+torch and safetensors are imported by the functions that store tensors: the commands that only read and write
+tables (figures, summaries, claims) start without them.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from safetensors import SafetensorError
-from safetensors.torch import load, save
 
 from grokslt.errors import BadInput
+
+if TYPE_CHECKING:
+    import torch
 
 CHECKPOINT_PATTERN = re.compile(r"step_(\d+)\.safetensors$")
 
@@ -97,6 +101,8 @@ def checkpoint_path(directory: str | os.PathLike, step: int) -> Path:
 
 
 def save_params(path: str | os.PathLike, params: Mapping[str, torch.Tensor]) -> str:
+    from safetensors.torch import save
+
     return write_bytes(path, save({k: v.detach().contiguous().cpu() for k, v in params.items()}))
 
 
@@ -106,6 +112,9 @@ def save_checkpoint(directory: str | os.PathLike, step: int, params: Mapping[str
 
 def load_checkpoint(path: str | os.PathLike, sha256: str | None = None, fix: str = "") -> dict[str, torch.Tensor]:
     """The tensors of a checkpoint; given `sha256` (what its writer recorded), its bytes must match it."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
     data = Path(path).read_bytes()
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise BadInput(f"{path}: not the checkpoint training wrote (corrupt or edited: its checksum differs from "
@@ -134,12 +143,16 @@ def save_npz(path: str | os.PathLike, **arrays) -> str:
 
 
 def save_torch(path: str | os.PathLike, obj) -> None:
+    import torch
+
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     write_bytes(path, buffer.getvalue())
 
 
 def load_torch(path: str | os.PathLike):
+    import torch
+
     data = io.BytesIO(Path(path).read_bytes())
     try:
         return torch.load(data, weights_only=True)

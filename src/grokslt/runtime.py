@@ -19,8 +19,10 @@ import ctypes
 import ctypes.util
 import functools
 import os
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 # glibc's mallopt parameters
 _M_TRIM_THRESHOLD = -1
@@ -78,13 +80,20 @@ def set_subnormals(mode: str) -> bool:
     False where the CPU offers no such switch (then it computes with IEEE subnormals)."""
     if mode not in SUBNORMAL_MODES:
         raise ValueError(f"subnormals = {mode!r}: expected one of {SUBNORMAL_MODES}")
+    import torch
+
     return torch.set_flush_denormal(mode == "flush")
 
 
-def configure(threads: int) -> None:
-    """Set the subnormal mode, torch's thread count and the allocator for a compute process."""
+def configure(threads: int, tensors: bool = True) -> None:
+    """Set the subnormal mode, torch's thread count and the allocator for a process that computes with torch
+    (`tensors`); a process that reads and writes tables only checks the setting and leaves torch unimported."""
     if threads < 1:
         raise ValueError(f"threads = {threads}: expected a positive integer")
+    if not tensors:
+        return
+    import torch
+
     set_subnormals(subnormal_mode())
     torch.set_num_threads(threads)
     keep_freed_memory()
@@ -92,6 +101,8 @@ def configure(threads: int) -> None:
 
 def checked_device(name: str) -> torch.device:
     """The torch device `name` names, refused in one line when it is not one or this machine has none."""
+    import torch
+
     from grokslt.errors import BadInput
 
     try:
