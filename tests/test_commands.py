@@ -32,7 +32,9 @@ def test_every_flag_a_rule_passes_is_one_the_command_takes():
     assert parses("llc", tiny.certify_args(), "--run", "r", "--out", "o").num_draws == 300
     for kind in [*tiny.refined_kinds(), "traced"]:
         parses("llc", tiny.refined_args(kind), "--run", "r", "--out", "o")
-    assert parses("hessian", tiny.hessian_args(), "--run", "r", "--out", "o").preset == "paper_code"
+    tables = parses("tables", tiny.tables_args(), "--id", "i", "--run", "r", "--llc", "l", "--params-out", "p",
+                    "--loss-out", "o")  # fmt: skip
+    assert tables.hessian_preset == "paper_code" and tables.mass == 0.99
     calibration = parses("calibrate", tiny.calibration_args(), "--run", "r", "--out", "o")
     assert calibration.step_sizes == "0.001,0.002,0.004" and calibration.report_only
     accuracy = parses("accuracy", tiny.accuracy_args(), "--runs", "r", "--out", "o")

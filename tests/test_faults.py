@@ -406,4 +406,4 @@ def test_gpu_true_asks_a_gpu_only_for_the_jobs_that_use_one(tmp_path):
     result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path)
     jobs = result.stdout.split("\nrule ")[1:]
     gpu_rules = {job.split(":")[0] for job in jobs if "gpu=1" in job}
-    assert "train" not in gpu_rules and "hessian" not in gpu_rules
+    assert "train" not in gpu_rules and "run_tables" not in gpu_rules

@@ -1,7 +1,7 @@
 """No corrupted, truncated, edited or foreign file yields a number (issue 46).
 
 A tiny run (p 7, K 8, 200 steps) is pushed through the commands in-process (train, llc with traces,
-hessian, theory, tables, summary); each case damages one artefact in a copy and asserts the exit status
+hessian, tables, summary); each case damages one artefact in a copy and asserts the exit status
 and the one line that names the file, the column and what to do."""
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def tables(capsys, run: Path, llc: list[Path] | None = None) -> tuple[int, str]:
 
 def table_args(run: Path, llc: list[Path] | None = None) -> list:
     llc = llc or [run / "llc/chunk0of2.csv", run / "llc/chunk1of2.csv"]
-    return ["tables", "--id", run.name, "--run", run, "--llc", *llc, "--hessian",
-            run / "hessian/chunk0of1.csv", "--params-out", run / "params.csv", "--loss-out", run / "loss_data.csv"]
+    return ["tables", "--id", run.name, "--run", run, "--llc", *llc, "--params-out", run / "params.csv",
+            "--loss-out", run / "loss_data.csv"]
 
 
 @pytest.fixture(scope="module")
@@ -345,16 +345,6 @@ def test_chunks_of_two_different_splits_are_refused(run, capsys):
     ok("llc", "--run", run, *LLC, "--chunk", "0/1", "--out", run / "llc/chunk0of1.csv")
     status, err = tables(capsys, run, [run / "llc/chunk0of1.csv", run / "llc/chunk1of2.csv"])
     assert status == 2 and "also in" in err
-
-
-def test_a_hessian_table_of_another_run_is_refused(run, capsys, tmp_path):
-    name, other = "hessian/chunk0of1.csv", tmp_path / "other"
-    ok("train", *TRAIN[:-3], "--max-steps", "200", "--seed", "2", "--no-early-stop", "--out", other)
-    ok("hessian", "--run", other, *HESSIAN, "--out", other / "foreign.csv")
-    for suffix in ("", ".seal.json"):
-        shutil.copy(f"{other / 'foreign.csv'}{suffix}", f"{run / name}{suffix}")
-    status, err = tables(capsys, run)
-    assert status == 2 and f"{run / name}: computed from another run's checkpoints" in err
 
 
 def test_a_loss_table_copied_from_another_run_is_not_summarised(run, finished, capsys, tmp_path):

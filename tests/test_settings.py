@@ -51,7 +51,9 @@ def test_every_setting_is_a_flag_and_round_trips(command, cls):
     assert from_arguments(cls, args) == changed
 
 
-@pytest.mark.parametrize("cls, command", [(SamplerSettings, "llc"), (HessianSettings, "hessian")])
+@pytest.mark.parametrize(
+    "cls, command", [(SamplerSettings, "llc"), (HessianSettings, "hessian"), (HessianSettings, "tables")]
+)
 def test_every_sampler_and_hessian_setting_is_an_override_flag(cls, command):
     options = build_parser()._subparsers._group_actions[0].choices[command]._option_string_actions
     for f in fields(cls):

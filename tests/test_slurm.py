@@ -70,7 +70,7 @@ def test_a_figure_builds_as_slurm_jobs_with_the_local_results(cluster, finished_
     output = result.stdout + result.stderr
     submitted = dict(SUBMITTED.findall(output))  # Snakemake job (or group) id -> SLURM job id
     finished = {job: rule for job, rule in FINISHED.findall(output)}
-    assert {"train", "llc", "hessian", "run_tables", "summary", "figure"} <= set(finished.values())
+    assert {"train", "llc", "run_tables", "summary", "figure"} <= set(finished.values())
     assert set(finished) <= set(submitted), finished  # every job ran as a SLURM job
     states = sacct_states(set(submitted.values()))
     assert states and set(states.values()) == {"COMPLETED"}, states

@@ -84,7 +84,8 @@ def test_the_run_table_leaves_skipped_checkpoints_blank_and_refuses_a_missing_ch
         warnings.simplefilter("ignore")  # a few draws make poor diagnostics
         write_llc_table(memorised, tmp_path / "llc.csv", TINY, Checkpoints(every=4))
     write_hessian_table(memorised, tmp_path / "hessian.csv")
-    theory = pd.DataFrame(checkpoint_theory(load_run(memorised)), columns=THEORY_COLUMNS)
+    run = load_run(memorised)
+    theory = pd.DataFrame(checkpoint_theory(run, run.checkpoints), columns=THEORY_COLUMNS)
     llc, hessian = pd.read_csv(tmp_path / "llc.csv"), pd.read_csv(tmp_path / "hessian.csv")
     table = loss_data(memorised, llc, hessian, theory, llc_every=4)
     assert table.loc[table["llc"].notna(), "step"].tolist() == estimated_steps(memorised / "train_log.csv", 4)

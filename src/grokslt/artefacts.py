@@ -111,12 +111,6 @@ LLC_TABLE = TableKind(
     flags=LLC_FLAGS,
     may_be_empty=True,
 )
-HESSIAN_TABLE = TableKind(
-    "Hessian table",
-    required=("step", "trace_hutchinson", "trace_stderr", "trace_exact"),
-    numbers=("trace_hutchinson", "trace_stderr"),
-    may_be_empty=True,
-)
 LOSS_DATA = TableKind(
     "loss_data.csv",
     required=("step", "diverged", "llc", *LLC_FLAGS),

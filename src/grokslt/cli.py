@@ -365,11 +365,18 @@ def run_calibrate(args: argparse.Namespace) -> None:
 
 
 def tables_arguments(parser: argparse.ArgumentParser) -> None:
+    from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
+    from grokslt.analysis.hessian import HessianSettings
+
     parser.add_argument("--id", required=True, help="run id")
     parser.add_argument("--run", required=True)
     parser.add_argument("--llc", nargs="+", required=True, help="LLC chunk CSVs")
     parser.add_argument("--llc-every", type=int, default=1, help="the LLC trajectory's thinning (llc: every)")
-    parser.add_argument("--hessian", nargs="+", required=True, help="Hessian chunk CSVs")
+    parser.add_argument("--hessian-preset", default="paper_code", help=" | ".join(HESSIAN_PRESETS))
+    parser.add_argument("--hessian-seed", type=int, default=0, help="seed of the Hutchinson probes")
+    settings.add_arguments(
+        parser.add_argument_group("overrides of the Hessian preset"), HessianSettings, defaults=False
+    )
     parser.add_argument("--mass", type=float, default=0.99, help="atom-norm mass that defines K_eff")
     parser.add_argument("--atom-rank-max", type=int, default=0, help="rank Phi_p's Jacobian when K_eff <= this")
     parser.add_argument("--params-out", required=True)
@@ -378,24 +385,22 @@ def tables_arguments(parser: argparse.ArgumentParser) -> None:
 
 @command(
     "tables",
-    "join a run's log, LLC and Hessian tables and the closed forms at its checkpoints into params.csv "
-    "and loss_data.csv",
+    "the Hessian trace and the closed forms at each checkpoint of a run, joined with its log and LLC tables into "
+    "params.csv and loss_data.csv",
     tables_arguments,
 )
 def run_tables(args: argparse.Namespace) -> None:
-    from grokslt.workflow.tables import write_run_tables
+    from grokslt.analysis.hessian import HessianSettings
+    from grokslt.workflow.tables import PerCheckpoint, write_run_tables
 
-    write_run_tables(
-        args.id,
-        args.run,
-        args.llc,
-        args.hessian,
-        args.params_out,
-        args.loss_out,
-        args.llc_every,
+    computed = PerCheckpoint(
+        args.hessian_preset,
+        settings.overrides_from_arguments(HessianSettings, args),
+        args.hessian_seed,
         args.mass,
         args.atom_rank_max,
     )
+    write_run_tables(args.id, args.run, args.llc, args.params_out, args.loss_out, args.llc_every, computed)
 
 
 def refined_table_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,28 +1,5 @@
-# Analysis (grokslt.analysis): the Hessian at each checkpoint, each run's tables (the closed forms at each checkpoint
-# computed there), the summary, WAIC, and the studies read across runs (claims, estimator accuracy, scorecard).
-rule hessian:
-    input:
-        log=f"{RESULTS}/runs/{{run}}/train_log.csv",
-    output:
-        f"{RESULTS}/runs/{{run}}/hessian/chunk{{i}}of{{n}}.csv",
-    log:
-        log_file("hessian", "{run}/chunk{i}of{n}"),
-    benchmark:
-        benchmark_file("hessian", "{run}/chunk{i}of{n}")
-    conda:
-        ENV
-    threads: THREADS
-    resources:
-        mem_mb=4000,
-        runtime=120,
-    params:
-        args=LAYOUT.hessian_args(),
-        run=lambda wildcards: run_dir(wildcards.run),
-    shell:
-        "grokslt hessian --run {params.run:q} {params.args:q} --chunk {wildcards.i}/{wildcards.n} "
-        "--threads {threads} --out {output:q} > {log:q} 2>&1"
-
-
+# Analysis (grokslt.analysis): each run's tables (the Hessian trace and the closed forms at each checkpoint computed
+# there), the summary, WAIC, and the studies read across runs (claims, estimator accuracy, scorecard).
 rule theory_tables:
     output:
         formulas=f"{RESULTS}/theory/formulas.csv",
@@ -53,8 +30,7 @@ rule theory_tables:
 rule run_tables:
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
-        llc=lambda wildcards: chunk_files(wildcards.run, "llc"),
-        hessian=lambda wildcards: chunk_files(wildcards.run, "hessian"),
+        llc=lambda wildcards: llc_chunks(wildcards.run),
     output:
         params=f"{RESULTS}/runs/{{run}}/params.csv",
         loss=f"{RESULTS}/runs/{{run}}/loss_data.csv",
@@ -64,19 +40,17 @@ rule run_tables:
         benchmark_file("tables", "{run}")
     conda:
         ENV
-    threads: 1
+    threads: THREADS
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=4000,
+        runtime=120,
     params:
         run=lambda wildcards: run_dir(wildcards.run),
         every=lambda wildcards: RUN_LLC[wildcards.run]["every"],
-        mass=config["theory"]["mass"],
-        atom_rank_max=config["theory"]["atom_rank_max"],
+        computed=LAYOUT.tables_args(),
     shell:
         "grokslt tables --id {wildcards.run:q} --run {params.run:q} --llc {input.llc:q} --llc-every {params.every} "
-        "--hessian {input.hessian:q} --mass {params.mass} --atom-rank-max {params.atom_rank_max} "
-        "--params-out {output.params:q} --loss-out {output.loss:q} > {log:q} 2>&1"
+        "{params.computed:q} --threads {threads} --params-out {output.params:q} --loss-out {output.loss:q} > {log:q} 2>&1"
 
 
 # summary/runs.csv covers every run; summary/FIGURE.csv the runs of one figure's experiments.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from grokslt.figures import experiment_settings, instances
 from grokslt.settings import to_arguments
-from grokslt.training.runs import chunk_names, estimated_steps, logged_checkpoints
+from grokslt.training.runs import chunk_names, estimated_steps
 from grokslt.workflow import commands
 from grokslt.workflow.config import ConfigError, check_workflow
 from snakemake.logging import logger
@@ -76,22 +76,16 @@ def train_args(wildcards):
 
 
 # -- checkpoints and tables of runs ------------------------------------------------------------------------
-def checkpoint_count(run, stage):
-    """Checkpoints a stage estimates on a trained run (one per logged evaluation but a diverged one, the LLC's
-    thinned by its `every`); known once its training has finished."""
+def llc_chunks(run, suffix=".csv"):
+    """A run's LLC chunk files: its estimated checkpoints (the trajectory thinned by its `every`) in blocks of
+    `llc.chunk_size`; known once its training has finished."""
     log = Path(checkpoints.train.get(run=run).output.log)
-    if stage == "llc":
-        return len(estimated_steps(log, RUN_LLC[run]["every"]))
-    return len(logged_checkpoints(log))
+    names = chunk_names(len(estimated_steps(log, RUN_LLC[run]["every"])), config["llc"]["chunk_size"])
+    return [f"{run_dir(run)}/llc/{name}{suffix}" for name in names]
 
 
 def llc_traces(run):
-    return chunk_files(run, "llc", ".npz")
-
-
-def chunk_files(run, stage, suffix=".csv"):
-    names = chunk_names(checkpoint_count(run, stage), config[stage]["chunk_size"])
-    return [f"{run_dir(run)}/{stage}/{name}{suffix}" for name in names]
+    return llc_chunks(run, ".npz")
 
 
 # -- refined estimates: one LLC table per weight group or data subset, per-pair traces, WAIC ---------------

@@ -109,25 +109,20 @@ def hessian_settings(preset: str, **overrides) -> HessianSettings:
     return settings
 
 
-def write_hessian_table(
-    run_dir, out, preset: str = "paper_code", overrides: dict | None = None, steps=None, chunk=None, seed: int = 0
-) -> list[dict]:
-    """Hutchinson and exact traces of L_n at the selected checkpoints of a run, one CSV row each."""
-    from grokslt.artefacts import seal
-    from grokslt.io import write_csv
-    from grokslt.training.runs import load_run, select_run_steps, step_seed
+def hessian_rows(run, steps, settings: HessianSettings, preset: str, seed: int = 0) -> list[dict]:
+    """Hutchinson and exact traces of L_n at the given checkpoints of a loaded run
+    (`grokslt.training.runs.load_run`), one row each (`HESSIAN_COLUMNS`)."""
+    from grokslt.training.runs import step_seed
 
-    settings = hessian_settings(preset, **(overrides or {}))
-    probes = settings.num_probes
-    run = load_run(run_dir)
-    selected = select_run_steps(run, steps, chunk)
     a, b, c = run.data.subset("train")
     loss_fn = network_loss(a, b, c, run.network)
     exact = run.network.paper_model  # the closed form is the quadratic network's under the centred loss
     rows = []
-    for step in selected:
+    for step in steps:
         params = run.load(step)
-        estimate = hutchinson_trace(loss_fn, params, probes, torch.Generator().manual_seed(step_seed(seed, step)))
+        estimate = hutchinson_trace(
+            loss_fn, params, settings.num_probes, torch.Generator().manual_seed(step_seed(seed, step))
+        )
         log.info("Tr(H) at step %d: %.4g +- %.2g", step, estimate.mean, estimate.stderr)
         rows.append(
             {
@@ -139,6 +134,23 @@ def write_hessian_table(
                 "hessian_preset": preset,
             }
         )
-    columns = ["step", "trace_hutchinson", "trace_stderr", "trace_exact", *as_columns(settings), "hessian_preset"]
-    seal(out, write_csv(out, rows, columns), "grokslt hessian", run.identity)
+    return rows
+
+
+def hessian_columns(settings: HessianSettings) -> list[str]:
+    return ["step", "trace_hutchinson", "trace_stderr", "trace_exact", *as_columns(settings), "hessian_preset"]
+
+
+def write_hessian_table(
+    run_dir, out, preset: str = "paper_code", overrides: dict | None = None, steps=None, chunk=None, seed: int = 0
+) -> list[dict]:
+    """Hutchinson and exact traces of L_n at the selected checkpoints of a run, one CSV row each."""
+    from grokslt.artefacts import seal
+    from grokslt.io import write_csv
+    from grokslt.training.runs import load_run, select_run_steps
+
+    settings = hessian_settings(preset, **(overrides or {}))
+    run = load_run(run_dir)
+    rows = hessian_rows(run, select_run_steps(run, steps, chunk), settings, preset, seed)
+    seal(out, write_csv(out, rows, hessian_columns(settings)), "grokslt hessian", run.identity)
     return rows

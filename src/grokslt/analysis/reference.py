@@ -18,7 +18,6 @@ from pathlib import Path
 import pandas as pd
 
 from grokslt.errors import BadInput
-from grokslt.estimation.llc import PRESETS
 
 # the early-stop rule of each of their sweeps (their training.py): flatness runs wait 10 evaluations at 0.99
 EARLY_STOP = {"flatness_test": (0.99, 10), "sweep_seeds": (0.99, 10)}
@@ -79,6 +78,8 @@ def logged_sampler(params: pd.Series, sweep: str) -> dict:
     if "SGLD_lr" in params:
         step_size, localization = float(params["SGLD_lr"]), float(params["SGLD_localisation"])
     else:
+        from grokslt.estimation.llc import PRESETS
+
         preset = PRESETS[UNLOGGED_SAMPLER[sweep]]
         step_size, localization = preset.step_size, preset.localization
     return {"step_size": step_size, "localization": localization, "num_chains": int(params["num_chains"]),

@@ -15,7 +15,6 @@ import pandas as pd
 
 from grokslt.analysis.membership import experiment_names
 from grokslt.analysis.reference import AuthorsRun, find_match, load_reference
-from grokslt.estimation.llc import PRESETS
 from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
 
@@ -25,6 +24,8 @@ MARKERS = {"memorisation_step": "memorised", "grok_step_50": "val 50%", "grok_st
 
 def sampler_comparable(preset: str, run: AuthorsRun) -> bool:
     """Whether an LLC at our preset was estimated as the authors' run was (nbeta is B / ln B in both)."""
+    from grokslt.estimation.llc import PRESETS
+
     if preset not in PRESETS:
         return False
     settings = PRESETS[preset]

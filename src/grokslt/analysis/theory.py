@@ -283,24 +283,21 @@ def write_theory_tables(out_dir, sizes, grid_p, grid_K, single_d, single_K, seed
 THEORY_COLUMNS = ["step", "K", "K_eff", "K_eff_mass", "generic_llc", "keff_llc", "atom_rank_llc"]
 
 
-def checkpoint_theory(run, steps=None, chunk=None, mass: float = 0.99, atom_rank_max: int = 0) -> list[dict]:
-    """`checkpoint_row` at each selected checkpoint of a loaded run (`grokslt.training.runs.load_run`)."""
-    from grokslt.training.runs import select_run_steps
-
+def checkpoint_theory(run, steps, mass: float = 0.99, atom_rank_max: int = 0) -> list[dict]:
+    """`checkpoint_row` at the given checkpoints of a loaded run (`grokslt.training.runs.load_run`)."""
     if not closed_forms_apply(run.config):  # a table of blanks would read as theory computed and found empty
         reason = closed_forms_label(run.config).removeprefix("not applied: ")
         raise BadInput(f"{run.path}: the paper's closed forms do not apply to this run ({reason}); nothing written")
-    selected = select_run_steps(run, steps, chunk)
-    return [checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max) for step in selected]
+    return [checkpoint_row(step, run.load(step), run.config.p, mass, atom_rank_max) for step in steps]
 
 
 def write_checkpoint_theory(run_dir, out, steps=None, chunk=None, mass: float = 0.99, atom_rank_max: int = 0):
     from grokslt.artefacts import seal
     from grokslt.io import write_csv
-    from grokslt.training.runs import load_run
+    from grokslt.training.runs import load_run, select_run_steps
 
     run = load_run(run_dir)
-    rows = checkpoint_theory(run, steps, chunk, mass, atom_rank_max)
+    rows = checkpoint_theory(run, select_run_steps(run, steps, chunk), mass, atom_rank_max)
     seal(out, write_csv(out, rows, THEORY_COLUMNS), "grokslt theory --run", run.identity)
     return rows
 

@@ -4,9 +4,12 @@ and generalises."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:
+    import torch
 
 MEMORISATION_THRESHOLD = 0.99
 GROKKING_THRESHOLDS = (0.5, 0.95)

@@ -92,7 +92,7 @@ DESCRIPTIONS = {
     "backend": "native (this package's batched sampler) or devinterp (devinterp 1.3.2 itself)",
     "preset": "the sampler preset (paper_code, paper_code_lr_wd, paper_text, calibrated) or custom",
     "init_loss_mode": "how L_init was computed: batches (mean of minibatch losses, devinterp's way), full (L_n over the training set) or expected (L_n times the epoch's mean batch-centring factor: the minibatch losses' exact expectation)",
-    # the Hessian (runs/RUN/hessian/*.csv)
+    # the Hessian (loss_data.csv, grokslt hessian)
     "trace_hutchinson": "Hutchinson estimate of Tr(H), H the Hessian of L_n at the checkpoint: mean of v^T H v over Rademacher probes v",
     "trace_stderr": "standard error of trace_hutchinson over the probes (blank with one probe)",
     "trace_exact": "the exact Tr(H) of L_n at the checkpoint, in closed form",
@@ -262,8 +262,9 @@ TABLES = [
         kind="array",
     ),
     Table(
-        "runs/RUN/hessian/chunk{i}of{n}.csv",
-        "One row per checkpoint of the chunk, written by `grokslt hessian`.",
+        "runs/RUN/hessian.csv",
+        "One row per checkpoint, written by `grokslt hessian` (the workflow computes the same rows inside "
+        "`grokslt tables`, into loss_data.csv's trace columns).",
         settings=(HESSIAN,),
     ),
     Table(
@@ -283,8 +284,8 @@ TABLES = [
     ),
     Table(
         LOSS,
-        "One row per evaluation, written by `grokslt tables`: the training log joined with the LLC and Hessian-trace "
-        "tables and the closed forms at each checkpoint (what the figures read).",
+        "One row per evaluation, written by `grokslt tables`: the training log joined with the LLC tables, the "
+        "Hessian trace and the closed forms at each checkpoint (what the figures read).",
         prefixes=(("llc_", "{meaning} (`{rest}` of the LLC tables)", LLC),),
     ),
     Table(
@@ -494,7 +495,7 @@ def observed_columns() -> dict[str, list[str]]:
         write_hessian_table(run, root / "hessian.csv")
         write_checkpoint_theory(run, root / "theory.csv")
         write_theory_tables(root / "theory", [(5, 2)], [3], [1], [2], [1])
-        write_run_tables("run", run, [llc], [root / "hessian.csv"], run / "params.csv", run / "loss_data.csv")
+        write_run_tables("run", run, [llc], run / "params.csv", run / "loss_data.csv")
         write_summary({"run": run}, {"baseline": ["run"]}, root / "runs.csv")
         write_llc_table(
             run,
@@ -522,7 +523,7 @@ def observed_columns() -> dict[str, list[str]]:
             LOG: _header(run / "train_log.csv"),
             LLC: llc_columns,
             TRACES: sorted(trace_arrays),
-            "runs/RUN/hessian/chunk{i}of{n}.csv": _header(root / "hessian.csv"),
+            "runs/RUN/hessian.csv": _header(root / "hessian.csv"),
             "runs/RUN/theory.csv": _header(root / "theory.csv"),
             "runs/RUN/params.csv": _header(run / "params.csv"),
             LOSS: _header(run / "loss_data.csv"),

@@ -90,11 +90,13 @@ class Layout:
         needed = any(block["preset"] == "calibrated" for block in self.run_llc.values())
         return [*words, *mapping_to_arguments(SamplerSettings, overrides), *([] if needed else ["--report-only"])]
 
-    def hessian_args(self) -> list[str]:
-        hessian = self.config["hessian"]
-        overrides = {key: value for key, value in hessian.items() if key not in ("preset", "seed", "chunk_size")}
-        job = ["--preset", hessian["preset"], "--seed", str(hessian["seed"])]
-        return [*job, *mapping_to_arguments(HessianSettings, overrides)]
+    def tables_args(self) -> list[str]:
+        """`grokslt tables` flags: what it computes at each checkpoint (the Hessian trace, the closed forms)."""
+        hessian, theory = self.config["hessian"], self.config["theory"]
+        overrides = {key: value for key, value in hessian.items() if key not in ("preset", "seed")}
+        words = ["--hessian-preset", hessian["preset"], "--hessian-seed", str(hessian["seed"])]
+        words += mapping_to_arguments(HessianSettings, overrides)
+        return [*words, "--mass", str(theory["mass"]), "--atom-rank-max", str(theory["atom_rank_max"])]
 
     def refined_kinds(self) -> dict[str, list[str]]:
         """{file name: grokslt llc flags} of the refined estimates: all weights on the training loss, each weight

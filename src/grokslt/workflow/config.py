@@ -241,10 +241,9 @@ def config_schema() -> dict:
                 {
                     "preset": {"enum": sorted(HESSIAN_PRESETS), "default": "paper_code", "description": "probes"},
                     "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "probe seed"},
-                    "chunk_size": {"type": "integer", "minimum": 1, "default": 200, "description": "per job"},
                     **json_schema(HessianSettings),
                 },
-                "Hutchinson trace of the Hessian",
+                "Hutchinson trace of the Hessian (computed at each checkpoint by the run's tables job)",
             ),
             "theory": section(
                 {

@@ -231,7 +231,7 @@ def run_costs(config: TrainConfig, steps: int, llc: dict, hessian_probes: int, m
         "train_seconds": train,
         "llc_seconds": estimates * per_estimate,
         "hessian_seconds": checkpoints * hessian_probes * 4 * full_batch,
-        "jobs": 2 + llc_jobs + 1,  # train, tables; llc chunks; hessian
+        "jobs": 2 + llc_jobs,  # train, tables (the Hessian with them); llc chunks
     }
 
 

@@ -1,5 +1,5 @@
 """The workflow's progress as a bar: Snakemake's "N of M steps (P%) done" line, drawn with the time since the
-jobs started. M grows while trainings finish: each one adds its run's LLC and Hessian jobs (a checkpoint)."""
+jobs started. M grows while trainings finish: each one adds its run's LLC jobs (a checkpoint)."""
 
 from __future__ import annotations
 

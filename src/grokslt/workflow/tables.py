@@ -6,11 +6,13 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from grokslt.analysis.hessian import hessian_columns, hessian_rows, hessian_settings
 from grokslt.analysis.membership import experiments_cell
 from grokslt.analysis.theory import (
     THEORY_COLUMNS,
@@ -20,7 +22,6 @@ from grokslt.analysis.theory import (
     closed_forms_label,
 )
 from grokslt.artefacts import (
-    HESSIAN_TABLE,
     LLC_TABLE,
     SUMMARISED,
     config_digest,
@@ -37,7 +38,14 @@ from grokslt.estimation.locality import COLUMNS as LOCALITY_COLUMNS
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.io import write_csv
 from grokslt.training.metrics import grokking_severity, transition_steps
-from grokslt.training.runs import estimated_steps, load_run, logged_checkpoints, run_record, verified_record
+from grokslt.training.runs import (
+    estimated_steps,
+    load_run,
+    logged_checkpoints,
+    run_record,
+    select_run_steps,
+    verified_record,
+)
 from grokslt.training.train import TrainConfig, versions
 
 # the columns of an LLC table that say how it was estimated (every sampler setting, backend, preset, seed)
@@ -123,19 +131,35 @@ def _devinterp() -> dict:
         return {}
 
 
-def write_run_tables(run_id, run_dir, llc_csvs, hessian_csvs, params_out, loss_out, llc_every=1, mass=0.99,
-                     atom_rank_max=0) -> None:  # fmt: skip
-    """params.csv and loss_data.csv of a run, from its LLC and Hessian tables (each the sealed table of this run,
-    `grokslt.artefacts`, the chunks of each covering its checkpoints once) and the closed forms at its checkpoints
-    (`grokslt.analysis.theory.checkpoint_theory`, where they apply: K_eff at atom-norm `mass`)."""
+@dataclass(frozen=True)
+class PerCheckpoint:
+    """What `grokslt tables` computes at each checkpoint of a run: the Hessian trace (at `hessian_preset` with its
+    `hessian_overrides`, probes seeded by `hessian_seed`) and, where the paper's closed forms apply, K_eff at
+    atom-norm `mass` (ranks of the atoms' Jacobian up to `atom_rank_max`)."""
+
+    hessian_preset: str = "paper_code"
+    hessian_overrides: dict = field(default_factory=dict)
+    hessian_seed: int = 0
+    mass: float = 0.99
+    atom_rank_max: int = 0
+
+
+def write_run_tables(run_id, run_dir, llc_csvs, params_out, loss_out, llc_every=1,
+                     computed: PerCheckpoint = PerCheckpoint()) -> None:  # fmt: skip
+    """params.csv and loss_data.csv of a run, from its LLC tables (each the sealed table of this run,
+    `grokslt.artefacts`, the chunks covering its checkpoints once), the Hessian trace and the closed forms at its
+    checkpoints (`grokslt.analysis.theory.checkpoint_theory`, where they apply)."""
     identity = config_digest(verified_record(Path(run_dir))["config"])
-    steps = logged_checkpoints(Path(run_dir) / "train_log.csv")
-    llc = read_tables(llc_csvs, LLC_TABLE, identity, steps)
-    hessian = read_tables(hessian_csvs, HESSIAN_TABLE, identity, steps)
+    llc = read_tables(llc_csvs, LLC_TABLE, identity, logged_checkpoints(Path(run_dir) / "train_log.csv"))
     run = load_run(run_dir)
+    steps = select_run_steps(run, None, None)
+    settings = hessian_settings(computed.hessian_preset, **computed.hessian_overrides)
+    rows = hessian_rows(run, steps, settings, computed.hessian_preset, computed.hessian_seed)
+    hessian = pd.DataFrame(rows, columns=hessian_columns(settings))
     theory = None
     if closed_forms_apply(run.config):
-        theory = pd.DataFrame(checkpoint_theory(run, mass=mass, atom_rank_max=atom_rank_max), columns=THEORY_COLUMNS)
+        rows = checkpoint_theory(run, steps, mass=computed.mass, atom_rank_max=computed.atom_rank_max)
+        theory = pd.DataFrame(rows, columns=THEORY_COLUMNS)
     table = loss_data(run_dir, llc, hessian, theory, llc_every)
     seal(loss_out, write_csv(loss_out, table.to_dict("records"), list(table.columns)), "grokslt tables", identity)
     row = params_row(run_id, run_dir, llc, hessian, llc_every)
