@@ -291,7 +291,6 @@ def test_a_run_killed_mid_training_is_refused_downstream(tmp_path):
         assert result.returncode == 2 and "run.json: training stopped at step" in message, message
         assert "of 100000 without finishing" in message and "snakemake --forcerun train" in message
     result = grokslt("tables", "--id", "r", "--run", out, "--llc", tmp_path / "x.csv",
-                     "--hessian", tmp_path / "y.csv", "--theory", tmp_path / "z.csv",
                      "--params-out", tmp_path / "p.csv", "--loss-out", tmp_path / "l.csv")  # fmt: skip
     assert result.returncode == 2 and "without finishing" in error_line(result)
 
