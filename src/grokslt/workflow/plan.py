@@ -132,7 +132,7 @@ JOB_START = "import " + ", ".join(
     ]
 )
 DRAW = """
-import tempfile, os, grokslt.cli, torch, pandas, seaborn, matplotlib.pyplot as plt
+import tempfile, os, grokslt.cli, pandas, matplotlib.pyplot as plt  # (a figure job starts without torch)
 from grokslt.figures import style
 style.apply()
 figure, axes = plt.subplots(1, 2)
