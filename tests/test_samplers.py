@@ -9,6 +9,7 @@ import torch
 from known_coefficients import normal_crossing_posterior_mean
 
 from grokslt.estimation.llc import estimate_llc, run_chains
+from grokslt.estimation.preconditioner import Blocks, Layout
 from grokslt.estimation.samplers import SAMPLERS, SamplerSettings
 
 
@@ -29,12 +30,15 @@ def regression(d: int = 4, n: int = 2000):
     def loss_fn(params, idx):
         return 0.5 * (y[idx] - torch.einsum("cbd,cd->cb", X[idx], params["w"])).pow(2).mean(dim=1)
 
+    # its Gauss-Newton matrix (and Hessian) X^T X / n, for the preconditioned sampler
+    loss_fn.curvature_blocks = lambda centre: {"w": Blocks((X.T @ X / n).unsqueeze(0), Layout(None, 0))}
     return loss_fn, w_star
 
 
 # per sampler: step size and the relative tolerance of its estimate of d/2 (MALA is exact; the others
 # carry a discretisation bias, RMSProp-SGLD also the missing preconditioner-drift term of devinterp's)
-REGULAR = {"sgld": (2e-4, 0.08), "rmsprop_sgld": (2e-5, 0.12), "sgnht": (2e-4, 0.12), "mala": (2e-3, 0.06)}
+REGULAR = {"sgld": (2e-4, 0.08), "rmsprop_sgld": (2e-5, 0.12), "sgnht": (2e-4, 0.12), "mala": (2e-3, 0.06),
+           "pmala": (0.5, 0.06)}  # fmt: skip
 
 
 @pytest.mark.parametrize("sampler", sorted(SAMPLERS))

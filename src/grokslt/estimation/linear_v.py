@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from grokslt.errors import BadInput
 from grokslt.estimation.observables import fit_on_training_set
+from grokslt.estimation.preconditioner import feature_block
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.loss import centred_residual
 from grokslt.training.model import hidden_pre_activation
@@ -121,6 +123,12 @@ class LinearInVLoss:
         if dtype not in self._cast:
             self._cast[dtype] = self.phi.to(dtype)
         return self._cast[dtype]
+
+    def curvature_blocks(self, centre) -> dict:
+        """V's Gauss-Newton (and Hessian) block Phi_c^T Phi_c / n, for the preconditioned sampler; one W* only."""
+        if self.phi.shape[0] != 1:
+            raise BadInput(f"sampler = pmala: the features hold {self.phi.shape[0]} W*; its preconditioner needs one")
+        return {"V": feature_block(self.phi[0])}
 
     def observe(self, params) -> dict[str, torch.Tensor]:
         """Each chain's full training-set loss and accuracy (`observables.fit_on_training_set`), [R] each."""

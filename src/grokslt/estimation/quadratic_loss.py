@@ -10,6 +10,7 @@ import torch
 
 from grokslt import cpu_kernels
 from grokslt.estimation.observables import fit_on_training_set
+from grokslt.estimation.preconditioner import quadratic_net_blocks
 from grokslt.training.data import ModularArithmetic
 from grokslt.training.loss import pair_losses
 from grokslt.training.model import centred_loss_and_grad, forward_pairs
@@ -46,6 +47,11 @@ class QuadraticNetLoss:
             return self._fused(W, V, idx)
         loss, grad_W, grad_V = centred_loss_and_grad(W, V, self.a[idx], self.b[idx], self.c[idx])
         return loss, {"W": grad_W, "V": grad_V}
+
+    def curvature_blocks(self, centre) -> dict:
+        """The Gauss-Newton blocks at w* = centre ({"W", "V"} without a chain dimension) that the preconditioned
+        sampler inverts (`grokslt.estimation.preconditioner`)."""
+        return quadratic_net_blocks(centre["W"], centre["V"], self.a, self.b)
 
     def observe(self, params, rows_at_once: int = 8) -> dict[str, torch.Tensor]:
         """Each chain's full training-set loss L_n and accuracy (`observables.fit_on_training_set`), [R] each,

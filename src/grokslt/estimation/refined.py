@@ -108,6 +108,15 @@ class FrozenParamsLoss:
     def observe(self, free: Params) -> dict[str, torch.Tensor]:
         return self.inner.observe(self.assemble(free))
 
+    def curvature_blocks(self, free_centre: Params) -> dict:
+        """The inner loss's Gauss-Newton blocks of the sampled tensors, where they are whole tensors (W or V)."""
+        parts = [name for name, piece in self.pieces.items() if piece.index is not None]
+        if parts:
+            raise BadInput(f"sampler = pmala: no preconditioner for part of a tensor ({', '.join(parts)}); "
+                           "expected weights all, W or V")  # fmt: skip
+        blocks = self.inner.curvature_blocks(self.centre)
+        return {name: blocks[piece.tensor] for name, piece in self.pieces.items()}
+
 
 @dataclass
 class RefinedProblem:

@@ -26,6 +26,9 @@ the tables do not know which one runs. Adding a sampler is one class here, regis
   probability about exp(-(eps gamma)^2 d / 8) (Christensen, Roberts and Rosenthal 2005 on the transient
   phase), 0.015 at eps gamma = 0.025 and d = 54,272 (measured: 0.01-0.04), so an adjusted burn-in never
   leaves w*. The draws are adjusted, so the stationary distribution is the target's whatever the start.
+- `pmala`: MALA in the metric of a fixed preconditioner P = (nbeta G + gamma I)^-1, G the Gauss-Newton matrix's
+  blocks at w* (`grokslt.estimation.preconditioner`): exact whatever P, fast where P is close to the inverse
+  precision (V alone: exactly), for the settings where nbeta h_max / gamma is too large for a single step size.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import torch
 
 from grokslt.cpu_kernels import NormalStream
 from grokslt.errors import BadInput
+from grokslt.estimation.preconditioner import BlockPreconditioner, per_chain_sum
 from grokslt.settings import setting
 from grokslt.training.data import parse_subset
 from grokslt.training.loss import epoch_centring_factor
@@ -63,8 +67,9 @@ class Sampler:
         self.settings, self.nbeta = settings, nbeta
         self.eps, self.gamma = settings.step_size, settings.localization
 
-    def start(self, chains: Chains) -> None:
-        """Set up the sampler's own state (momenta, preconditioners) before the first step."""
+    def start(self, chains: Chains, loss_fn=None) -> None:
+        """Set up the sampler's own state (momenta, preconditioners) before the first step; `loss_fn` is the
+        loss the chains sample (`grokslt.estimation.llc.run_chains`)."""
 
     def step(self, chains: Chains, loss: torch.Tensor, grads: Params, evaluate: Evaluate):
         raise NotImplementedError
@@ -121,7 +126,7 @@ def per_chain(values: torch.Tensor) -> torch.Tensor:
 class SGLD(Sampler):
     name = "sgld"
 
-    def start(self, chains: Chains) -> None:
+    def start(self, chains: Chains, loss_fn=None) -> None:
         eps, gamma, decay = self.eps, self.gamma, self.settings.weight_decay
         # w - (eps/2)(nbeta grad + gamma (w - w*) + decay w) + sqrt(eps) N(0, I)
         #   = shrink w + pull + grad_scale grad + sqrt(eps) N(0, I)
@@ -155,7 +160,7 @@ class RMSPropSGLD(Sampler):
     name = "rmsprop_sgld"
     own_settings = {"rmsprop_alpha": 0.99, "rmsprop_eps": 0.1}
 
-    def start(self, chains: Chains) -> None:
+    def start(self, chains: Chains, loss_fn=None) -> None:
         self.square_avg = {k: torch.zeros_like(v) for k, v in chains.params.items()}
         self.noise = {k: torch.empty_like(v) for k, v in chains.params.items()}
         self.alpha, self.delta = self.option("rmsprop_alpha"), self.option("rmsprop_eps")
@@ -177,7 +182,7 @@ class SGNHT(Sampler):
     name = "sgnht"
     own_settings = {"diffusion_factor": 0.01}
 
-    def start(self, chains: Chains) -> None:
+    def start(self, chains: Chains, loss_fn=None) -> None:
         self.diffusion = self.option("diffusion_factor")
         self.momentum = {k: chains.normal_(torch.empty_like(v)).mul_(self.eps**0.5) for k, v in chains.params.items()}
         device = next(iter(chains.params.values())).device
@@ -206,7 +211,7 @@ class MALA(Sampler):
     init_loss = "full"
     statistics_names = ("accept_rate",)
 
-    def start(self, chains: Chains) -> None:
+    def start(self, chains: Chains, loss_fn=None) -> None:
         self.accepted = torch.zeros(chains.rows, dtype=torch.float64)
         self.steps = 0  # adjusted steps
         self.unadjusted_left = self.settings.num_burnin
@@ -258,7 +263,109 @@ class MALA(Sampler):
         return {"accept_rate": (self.accepted / max(1, self.steps)).numpy()}
 
 
-SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (SGLD, RMSPropSGLD, SGNHT, MALA)}
+class PreconditionedMALA(MALA):
+    """MALA in the metric of a fixed preconditioner P = (nbeta G + gamma I)^-1, G the loss's Gauss-Newton blocks at
+    w* (`grokslt.estimation.preconditioner`): w' = w - (eps/2) P grad U(w) + sqrt(eps) P^(1/2) xi, accepted with the
+    ratio of the P-metric proposal densities N(w' | w - (eps/2) P grad U(w), eps P). The moves run in the
+    coordinates y = Q^T (w - w*) of P's eigenvectors, where P is diagonal: two block products per step. Built once
+    at w*, P never depends on the chain's position, so the chain is exact for the target whatever P (a poor P costs
+    mixing, not bias); eps is in P's units (about 2.4 d^(-1/3) where P is the exact inverse precision of a
+    Gaussian). Burn-in is unadjusted as MALA's."""
+
+    name = "pmala"
+
+    def start(self, chains: Chains, loss_fn=None) -> None:
+        super().start(chains)
+        blocks_of = getattr(loss_fn, "curvature_blocks", None)
+        if blocks_of is None:
+            raise BadInput(
+                f"sampler = pmala: the loss {type(loss_fn).__name__} has no Gauss-Newton blocks for its preconditioner "
+                "(the quadratic network's loss with weights all, W or V has)"
+            )
+        dtype = next(iter(chains.params.values())).dtype
+        ridge = self.gamma + self.settings.weight_decay
+        self.points = []  # one preconditioner per point w* (group of chains)
+        for group in chains.groups:
+            centre = {k: v[group.start] for k, v in chains.centers.items()}
+            self.points.append(BlockPreconditioner(blocks_of(centre), self.nbeta, ridge, dtype))
+        self.coordinates = [self.eigen(chains, index, chains.params) for index in range(len(self.points))]
+        self.eigen_drift = None  # P's coordinates of grad U at the chains' positions, kept between steps
+
+    def eigen(self, chains: Chains, index: int, values: Params, centred: bool = True) -> dict[str, torch.Tensor]:
+        """Q^T (values - w*) (or Q^T values) on the rows of point `index`."""
+        group, point = chains.groups[index], self.points[index]
+        shifted = {k: v[group] - chains.centers[k][group] if centred else v[group] for k, v in values.items()}
+        return {k: point.to_eigen(k, v) for k, v in shifted.items()}
+
+    def step(self, chains: Chains, loss, grads, evaluate):
+        loss, grads = loss.clone(), {k: v.clone() for k, v in grads.items()}
+        current = chains.params
+        here = self.potential(chains, current, loss)
+        if self.eigen_drift is None:
+            drift = self.potential_grad(chains, current, grads)
+            self.eigen_drift = [self.eigen(chains, i, drift, centred=False) for i in range(len(self.points))]
+        noise = {k: self.layout_noise(chains, k) for k in current}
+        proposed, proposal = [], {k: torch.empty_like(w) for k, w in current.items()}
+        for i, (point, group) in enumerate(zip(self.points, chains.groups, strict=True)):
+            y, g = self.coordinates[i], self.eigen_drift[i]
+            moved = {}
+            for k in current:
+                a = point.precision[k]
+                xi = point.layouts[k].split(noise[k][group])
+                moved[k] = y[k] - (0.5 * self.eps) * g[k] / a + self.eps**0.5 * xi / a.sqrt()
+                shape = current[k][group].shape
+                proposal[k][group] = chains.centers[k][group] + point.from_eigen(k, moved[k], shape)
+            proposed.append(moved)
+        new_loss, new_grads = evaluate(proposal)
+        new_loss, new_grads = new_loss.clone(), {k: v.clone() for k, v in new_grads.items()}
+        there = self.potential(chains, proposal, new_loss)
+        new_drift = self.potential_grad(chains, proposal, new_grads)
+        new_eigen_drift = [self.eigen(chains, i, new_drift, centred=False) for i in range(len(self.points))]
+        log_q = torch.zeros_like(here)  # log q(w | w') - log q(w' | w), per chain
+        for i, (point, group) in enumerate(zip(self.points, chains.groups, strict=True)):
+            rows = group.stop - group.start
+            for k in current:
+                y, y_new, a = self.coordinates[i][k], proposed[i][k], point.precision[k]
+                forward = y_new - y + (0.5 * self.eps) * self.eigen_drift[i][k] / a
+                backward = y - y_new + (0.5 * self.eps) * new_eigen_drift[i][k] / a
+                log_q[group] += per_chain_sum(a * (forward.square() - backward.square()), rows) / (2 * self.eps)
+        accept = self.accepted_now(chains, here - there + log_q, there)
+        self.keep(chains, accept, proposal, proposed, new_eigen_drift)
+        shape = lambda t: accept.view((-1,) + (1,) * (t.dim() - 1)).to(t.device)  # noqa: E731
+        kept_grads = {k: torch.where(shape(g), new_grads[k], grads[k]) for k, g in grads.items()}
+        return torch.where(accept.to(loss.device), new_loss, loss), kept_grads
+
+    def layout_noise(self, chains: Chains, name: str) -> torch.Tensor:
+        """Standard normals in the shape of the parameter: any orthogonal rearrangement of them is standard normal,
+        so they serve as P's coordinates directly."""
+        return chains.normal_(self.noise[name])
+
+    def accepted_now(self, chains: Chains, log_ratio: torch.Tensor, there: torch.Tensor) -> torch.Tensor:
+        """MALA's rule: every finite proposal during the unadjusted burn-in, then Metropolis-Hastings."""
+        accept = torch.log(chains.uniform().double()) < log_ratio.to(torch.float64)
+        if self.unadjusted_left > 0:
+            self.unadjusted_left -= 1
+            accept = torch.ones_like(accept)
+        else:
+            self.accepted += accept.cpu().double()
+            self.steps += 1
+        return accept & torch.isfinite(there)
+
+    def keep(self, chains: Chains, accept: torch.Tensor, proposal: Params, proposed, new_eigen_drift) -> None:
+        """Move the accepted chains: positions, P's coordinates and the drift's."""
+        for k, w in chains.params.items():
+            w.copy_(torch.where(accept.view((-1,) + (1,) * (w.dim() - 1)).to(w.device), proposal[k], w))
+        for i, group in enumerate(chains.groups):
+            rows = accept[group].to(next(iter(chains.params.values())).device)
+            for state, new in ((self.coordinates[i], proposed[i]), (self.eigen_drift[i], new_eigen_drift[i])):
+                for k, old in state.items():
+                    by_chain = (old.shape[0], len(rows), -1)  # [G, R * rows, m] is chain-major along its middle
+                    state[k] = torch.where(rows.view(1, -1, 1), new[k].view(by_chain), old.view(by_chain)).view(
+                        old.shape
+                    )
+
+
+SAMPLERS: dict[str, type[Sampler]] = {cls.name: cls for cls in (SGLD, RMSPropSGLD, SGNHT, MALA, PreconditionedMALA)}
 SAMPLER_OPTIONS = {name: sampler for sampler in SAMPLERS.values() for name in sampler.own_settings}
 INIT_LOSS_MODES = ("batches", "full", "expected")
 # the parameters a (weight-refined) estimate samples, the others held at w* (`grokslt.estimation.refined`)
@@ -294,7 +401,11 @@ class SamplerSettings:
     observe_every: int | None = setting(
         None, "draws between full-batch observations of L_n and ||w - w*||^2 (none: cost <= 25%)", minimum=1
     )
-    sampler: str = setting("sgld", "sgld | rmsprop_sgld | sgnht | mala", choices=tuple(SAMPLERS))
+    sampler: str = setting(
+        "sgld",
+        "sgld | rmsprop_sgld | sgnht | mala | pmala (MALA preconditioned by the Gauss-Newton matrix at w*)",
+        choices=tuple(SAMPLERS),
+    )
     rmsprop_alpha: float | None = setting(
         None, "rmsprop_sgld: moving-average decay (0.99)", exclusive_minimum=0, exclusive_maximum=1
     )
