@@ -138,6 +138,23 @@ def test_the_metropolis_correction_is_exact_whatever_the_preconditioner():
     torch.testing.assert_close(torch.cov(draws.T), covariance, atol=0.05 * float(covariance.diagonal().max()), rtol=0)
 
 
+def test_without_localization_a_singular_block_is_refused_before_sampling():
+    singular = torch.zeros(2, 2, dtype=torch.float64)
+    target = GaussianTarget(torch.eye(2, dtype=torch.float64), torch.zeros(2, dtype=torch.float64), singular)
+    settings = SamplerSettings(sampler="pmala", localization=0.0, nbeta=10.0, num_chains=2, num_burnin=0, num_draws=10)
+    with pytest.raises(BadInput, match="singular Gauss-Newton block of w: .* expected gamma > 0"):
+        estimate_llc(target, {"w": torch.zeros(2, dtype=torch.float64)}, 1, settings, 1, 0)
+
+
+def test_one_layer_s_estimate_preconditions_with_that_layer_s_blocks():
+    data, W, V = minimum_in_V(5, 4)
+    problem = refined_problem(data, {"W": W, "V": V}, SamplerSettings(sampler="pmala", weights="W"))
+    blocks = problem.loss_fn.curvature_blocks(problem.centre)
+    a, b, _ = data.subset("train")
+    assert list(blocks) == ["W"]
+    torch.testing.assert_close(blocks["W"].matrices, quadratic_net_blocks(W, V, a, b)["W"].matrices)
+
+
 def test_a_part_of_a_tensor_has_no_preconditioner():
     data, W, V = minimum_in_V(5, 4)
     settings = SamplerSettings(sampler="pmala", weights="W_a", nbeta=10.0, num_chains=2, num_burnin=0, num_draws=10)
