@@ -269,8 +269,8 @@ class PreconditionedMALA(MALA):
     ratio of the P-metric proposal densities N(w' | w - (eps/2) P grad U(w), eps P). The moves run in the
     coordinates y = Q^T (w - w*) of P's eigenvectors, where P is diagonal: two block products per step. Built once
     at w*, P never depends on the chain's position, so the chain is exact for the target whatever P (a poor P costs
-    mixing, not bias); eps is in P's units (about 2.4 d^(-1/3) where P is the exact inverse precision of a
-    Gaussian). Burn-in is unadjusted as MALA's."""
+    mixing, not bias). eps is in P's units: where P is a Gaussian's exact inverse precision the best is near
+    2.7 d^(-1/3) (acceptance 0.57, Roberts and Rosenthal 1998). Burn-in is unadjusted as MALA's."""
 
     name = "pmala"
 
