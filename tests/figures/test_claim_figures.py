@@ -240,3 +240,14 @@ def test_rank_reason_names_why_r_half_is_missing():
     assert estimators.rank_reason(pd.Series(row)) == "rank not numerically defined"
     assert estimators.rank_reason(pd.Series(row | {"interpolating": False})) == "not interpolating"
     assert estimators.rank_reason(pd.Series(row | {"half_rank": 3.0})) == ""
+
+
+def test_a_sweep_that_never_grokked_is_said_not_failed(tmp_path):
+    files = build(tmp_path)
+    summary = pd.read_csv(files["summary"][0]).assign(grok_step_95=np.nan)
+    write(summary, files["summary"][0])
+    for name, words in (("claim_fig1b", "none of the 4 runs of vary_K reached val 95%"),
+                        ("claim_keff", "none of the 12 runs of vary_p, vary_K reached val 95%")):  # fmt: skip
+        fig = figure_of(name, files)
+        assert words in texts(fig).replace("\n", " ")
+        plt.close(fig)

@@ -223,7 +223,8 @@ def sweep_claim(read, experiment: str, x: str, line: str, xlabel: str, title: st
     grokked = inputs.grokked(rows)
     table = finals(read, rows[grokked])
     if table.empty:
-        raise ValueError(f"summary/runs.csv: no run of {experiment!r} reached val 95%: no final LLC to draw")
+        return nothing_to_draw(f"none of the {len(rows)} runs of {experiment} reached val 95%: no final LLC of the "
+                               "paper's to test Figure 1's law on")  # fmt: skip
     lines = sorted(table[line].unique())
     fig, axes = plt.subplots(1, len(lines), figsize=(style.PAGE_WIDTH, 3.9), squeeze=False, sharey=True)
     for ax, value in zip(axes[0], lines, strict=True):
@@ -242,6 +243,14 @@ def sweep_claim(read, experiment: str, x: str, line: str, xlabel: str, title: st
         notes.append(f"{name} = {', '.join(f'{v:g}' for v in sorted(outside))}: not {regime}, outside the claim")
     legend_with_notes(fig, axes[0], notes)
     fig.suptitle(title, fontsize=7)
+    return fig
+
+
+def nothing_to_draw(why: str):
+    """A figure that says why it has no data, rather than no figure."""
+    fig, ax = plt.subplots(figsize=(style.COLUMN_WIDTH, 1.2))
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, textwrap.fill(why, 60), ha="center", va="center", fontsize=7, transform=ax.transAxes)
     return fig
 
 
@@ -273,7 +282,8 @@ def claim_keff(read, experiments: list[str]):
     inside = rows["regime"] == SUBABUNDANT if "regime" in rows else pd.Series(True, index=rows.index)
     table = finals(read, rows[grokked & inside])
     if table.empty:
-        raise ValueError(f"summary/runs.csv: no run of {experiments} reached val 95% in the subabundant regime")
+        return nothing_to_draw(f"none of the {len(rows)} runs of {', '.join(experiments)} reached val 95% in the "
+                               f"{SUBABUNDANT} regime: no final LLC for Remark 5.5's closed form")  # fmt: skip
     fig, ax = plt.subplots(figsize=(style.PAGE_WIDTH * 0.8, 4.8))
     closed = table["keff_llc"]
     span = np.array([closed.min() / 1.5, closed.max() * 1.5])
