@@ -47,7 +47,8 @@ def llc_sources(read, run: str, own_preset: str) -> dict[str, pd.DataFrame]:
     certified = read.certified.get(run)
     if certified is not None and certified["llc_mean"].notna().any():
         sources[CERTIFIED] = certified[certified["llc_mean"].notna()].rename(columns={"llc_mean": "llc"})
-    columns = ["step", "llc", "mcse", "converged", "local", "descends", "lambda_q", "v_reach", "preset"]
+    columns = ["step", "llc", "mcse", "converged", "local", "descends", "lambda_q", "v_reach", "preset", "nbeta",
+               "localization"]  # fmt: skip
     tables = {name: table.reindex(columns=columns).sort_values("step", ignore_index=True)
               for name, table in sources.items()}  # fmt: skip
     return {name: table.assign(descends=table["descends"].eq(True)) for name, table in tables.items()}
@@ -149,15 +150,9 @@ def draw_estimators(ax, table: pd.DataFrame, x: str) -> None:
         ax.plot(shown[x], on_scale, "-", color=colour, linewidth=1.0, label=source_label(table, source))
         style.mark_estimates(ax, marks[on_scale.notna() | style.descending(marks)], colour, labelled=False, size=3.5,
                              x=x)  # fmt: skip
-        laplace = shown[shown[f"{source}_lambda_q"].notna()]
-        if len(laplace):
-            ax.plot(
-                laplace[x],
-                laplace[f"{source}_lambda_q"],
-                color=colour,
-                **LAMBDA_Q,
-                label=rf"$\lambda_Q$ at {preset_words(table, source)}'s $n\beta,\gamma$",
-            )
+        if shown[f"{source}_lambda_q"].notna().any():  # blanks break the line: no segment joins distant values
+            ax.plot(shown[x], shown[f"{source}_lambda_q"], color=colour, **LAMBDA_Q,
+                    label=rf"$\lambda_Q$ at {preset_words(table, source)}'s $n\beta,\gamma$")  # fmt: skip
     ax.plot(table[x], table["keff_llc"], **CLOSED_FORM)
     ax.plot(table[x], table["half_trace"], **TRACE_NULL)
     ax.plot(table[x], table["half_d"], **D_NULL)
@@ -357,13 +352,12 @@ def claim_fig2(read, experiment: str):
     for source, estimates in sources.items():
         if estimates.empty:
             continue
-        colour, label = SOURCE_COLOUR[source], f"LLC, {estimates['preset'].iloc[0]} preset"
+        colour, label = SOURCE_COLOUR[source], f"LLC, {estimates['preset'].iloc[0]} preset{settings(estimates)}"
         on_scale = style.on_scale(estimates).where(estimates["llc"] > 0)
         ax.plot(estimates["step"], on_scale, color=colour, linewidth=0.9, label=label)
         style.mark_estimates(ax, estimates, colour, labelled=False, size=2.5)
-        laplace = estimates[estimates["lambda_q"].notna()]
-        if len(laplace):
-            ax.plot(laplace["step"], laplace["lambda_q"], color=colour, **LAMBDA_Q,
+        if estimates["lambda_q"].notna().any():  # blanks break the line: no segment joins distant checkpoints
+            ax.plot(estimates["step"], estimates["lambda_q"], color=colour, **LAMBDA_Q,
                     label=rf"$\lambda_Q$ at the {estimates['preset'].iloc[0]} preset's $n\beta,\gamma$")  # fmt: skip
         notes.append(trajectory_reach(estimates, label, table))
     trace, kind = half_trace(table)
@@ -390,11 +384,17 @@ def claim_fig2(read, experiment: str):
     return fig
 
 
+def settings(estimates: pd.DataFrame) -> str:
+    """' (nbeta N, gamma G)' of a table's estimates where it records one setting of each, else ''."""
+    nbeta, gamma = estimates["nbeta"].dropna().unique(), estimates["localization"].dropna().unique()
+    return rf" ($n\beta$ {nbeta[0]:g}, $\gamma$ {gamma[0]:g})" if len(nbeta) == len(gamma) == 1 else ""
+
+
 def trajectory_reach(estimates: pd.DataFrame, label: str, table: pd.DataFrame) -> str:
     """What one preset's estimand is along the trajectory: its reach of V's coefficient; lambda_Q against tr(H) / 2."""
     reach = estimates["v_reach"].dropna()
     said = (f"{label}: reach of V's known coefficient not measured" if reach.empty else
-            f"{label}: the estimand reaches {spread(reach, '.2%')} of V's known coefficient")  # fmt: skip
+            f"{label}: the estimand reaches {spread(100 * reach, '.2g')}% of V's known coefficient")  # fmt: skip
     trace = half_trace(table)[0].set_axis(table["step"])
     ratio = (estimates.set_index("step")["lambda_q"] / trace.reindex(estimates["step"])).dropna()
     if len(ratio) and (ratio - 1).abs().max() <= TRACE_MATCH:
