@@ -17,7 +17,8 @@ STEPS = np.arange(100, 1100, 100)
 
 def summary_row(run: str, experiment: str, p: int) -> dict:
     return {"run": run, "experiments": experiment, "status": "early_stop", "llc_preset": "local", "p": p,
-            "hidden": 1024, "lr": 1e-4, "weight_decay": 1e-5, "batch_size": 128, "gsm": 0.5, "memorisation_step": 100, "grok_step_50": 500, "grok_step_95": 700,
+            "hidden": 1024, "lr": 1e-4, "weight_decay": 1e-5, "batch_size": 128, "gsm": 0.5,
+            "memorisation_step": 100, "grok_step_50": 500, "grok_step_95": 700,
             "saturation_step": 800, "final_keff_llc": 1000 * (3 * p - 1) / 2, "regime": "subabundant"}  # fmt: skip
 
 
@@ -124,7 +125,7 @@ def peak_runs(interpolating_from: int):
     llc = {f"s{i}": llc_table(STEPS, shape) for i in range(6)}
     loss = {f"s{i}": pd.DataFrame({"step": STEPS, "val_loss": shape / 100, "trace_hutchinson": shape})
             for i in range(6)}  # fmt: skip
-    coefficient = {f"s{i}": coefficient_table(STEPS, 200 * shape, STEPS >= interpolating_from) for i in range(6)}
+    coefficient = {f"s{i}": coefficient_table(STEPS, 200 * shape, interpolating_from <= STEPS) for i in range(6)}
     return summary, loss, llc, coefficient
 
 

@@ -13,6 +13,7 @@ coefficient (the reach rule) and where lambda_Q is tr(H) / 2, i.e. where the est
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -39,10 +40,24 @@ YLABEL = "coefficient or estimate (log scale)"
 
 
 # -- one run's estimators ------------------------------------------------------------------------------------
-def llc_sources(read, run: str, own_preset: str) -> dict[str, pd.DataFrame]:
+@dataclass(frozen=True)
+class EstimatorTables:
+    """What the estimators are read from, each table read once: {run: loss_data.csv}, {run: certified.csv} and
+    {run: coefficient.csv} (the last two empty where the figure was given none)."""
+
+    loss: dict[str, pd.DataFrame]
+    certified: dict[str, pd.DataFrame]
+    coefficient: dict[str, pd.DataFrame]
+
+    @classmethod
+    def of(cls, read) -> EstimatorTables:
+        return cls(read.loss_data, read.certified, read.coefficient)
+
+
+def llc_sources(read: EstimatorTables, run: str, own_preset: str) -> dict[str, pd.DataFrame]:
     """{source: the run's LLC estimates} in step order: the runs' own (loss_data.csv) and the certified ones
     (certified.csv, where given), each with step, llc, mcse, converged, local, descends, lambda_q, v_reach, preset."""
-    own = inputs.estimated(read.loss_data[run]).assign(preset=own_preset)
+    own = inputs.estimated(read.loss[run]).assign(preset=own_preset)
     sources = {OWN: own}
     certified = read.certified.get(run)
     if certified is not None and certified["llc_mean"].notna().any():
@@ -71,16 +86,17 @@ def rank_reason(checkpoint: pd.Series) -> str:
 
 
 # -- finals of a sweep (Figures 1a, 1b, K_eff) ---------------------------------------------------------------
-def finals(read, rows: pd.DataFrame) -> pd.DataFrame:
+def finals(read: EstimatorTables, rows: pd.DataFrame) -> pd.DataFrame:
     """One row per run: p, hidden, K_eff (3p-1)/2, d / 2, tr(H) / 2, r / 2 (blank with `rank_why` where the rule
     gives none), and per LLC source its final estimate, marks, lambda_Q, reach and preset (`<source>_<column>`)."""
     coefficient = read.coefficient
     out = []
     for _, summary in rows.iterrows():
         run = summary["run"]
-        table = inputs.loss_table(read.loss_data, run, ["step", "llc", "trace_hutchinson"])
+        table = inputs.loss_table(read.loss, run, ["step", "llc", "trace_hutchinson"])
         trace, trace_kind = half_trace(table)
-        record = {"run": run, "p": summary["p"], "hidden": summary["hidden"], "keff_llc": summary["final_keff_llc"],
+        record = {"run": run, "p": summary["p"], "hidden": summary["hidden"],
+                  "keff_llc": summary.get("final_keff_llc", np.nan),
                   "half_d": 3 * summary["p"] * summary["hidden"] / 2, "half_trace": trace.iloc[-1],
                   "trace_kind": trace_kind, "regime": summary.get("regime")}  # fmt: skip
         record |= final_rank(coefficient.get(run), int(table["step"].iloc[-1]))
@@ -214,9 +230,9 @@ def sweep_claim(read, experiment: str, x: str, line: str, xlabel: str, title: st
     """Figures 1a and 1b at every estimator: one panel per line (K for 1a, p for 1b), over the runs that reached
     val 95% (the claim's finals)."""
     rows = inputs.experiment_rows(read.summary, experiment, "summary/runs.csv")
-    inputs.require_columns(rows, [x, line, "final_keff_llc"], "summary/runs.csv")
+    inputs.require_columns(rows, [x, line], "summary/runs.csv")
     grokked = inputs.grokked(rows)
-    table = finals(read, rows[grokked])
+    table = finals(EstimatorTables.of(read), rows[grokked])
     if table.empty:
         return nothing_to_draw(f"none of the {len(rows)} runs of {experiment} reached val 95%: no final LLC of the "
                                "paper's to test Figure 1's law on")  # fmt: skip
@@ -272,10 +288,10 @@ def claim_keff(read, experiments: list[str]):
     subabundant regime (the claim's runs): on the diagonal where the closed form holds; the claim's band shaded."""
     rows = pd.concat([inputs.experiment_rows(read.summary, e, "summary/runs.csv") for e in experiments])
     rows = rows.drop_duplicates("run")
-    inputs.require_columns(rows, ["p", "hidden", "final_keff_llc"], "summary/runs.csv")
-    grokked = inputs.grokked(rows) & rows["final_keff_llc"].gt(0)
+    inputs.require_columns(rows, ["p", "hidden"], "summary/runs.csv")
+    grokked = inputs.grokked(rows) & rows.get("final_keff_llc", pd.Series(np.nan, rows.index)).gt(0)
     inside = rows["regime"] == SUBABUNDANT if "regime" in rows else pd.Series(True, index=rows.index)
-    table = finals(read, rows[grokked & inside])
+    table = finals(EstimatorTables.of(read), rows[grokked & inside])
     if table.empty:
         return nothing_to_draw(f"none of the {len(rows)} runs of {', '.join(experiments)} reached val 95% in the "
                                f"{SUBABUNDANT} regime: no final LLC for Remark 5.5's closed form")  # fmt: skip
@@ -344,8 +360,9 @@ def claim_fig2(read, experiment: str):
     """The first run of `experiment` against training step: every estimator's trajectory (log), the transitions,
     and below, the accuracies that define them."""
     run = inputs.experiment_rows(read.summary, experiment, "summary/runs.csv").iloc[0]
-    table = inputs.loss_table(read.loss_data, run["run"], ["step", "train_acc", "val_acc", "llc", "trace_hutchinson"])
-    sources = llc_sources(read, run["run"], str(run.get("llc_preset") or "own"))
+    tables = EstimatorTables.of(read)
+    table = inputs.loss_table(tables.loss, run["run"], ["step", "train_acc", "val_acc", "llc", "trace_hutchinson"])
+    sources = llc_sources(tables, run["run"], str(run.get("llc_preset") or "own"))
     fig, (ax, acc_ax) = plt.subplots(2, 1, figsize=(style.PAGE_WIDTH * 0.8, 5.0), sharex=True,
                                      gridspec_kw={"height_ratios": [3, 1]})  # fmt: skip
     notes = []
@@ -367,7 +384,7 @@ def claim_fig2(read, experiment: str):
     else:
         notes.append("K_eff (3p - 1) / 2: not in the loss table")
     ax.axhline(3 * run["p"] * run["hidden"] / 2, **D_NULL)
-    notes.append(trajectory_rank(ax, read.coefficient.get(run["run"])))
+    notes.append(trajectory_rank(ax, tables.coefficient.get(run["run"])))
     ax.set_yscale("log")
     ax.set_ylabel(YLABEL)
     style.legend_marks(ax, pd.concat([e for e in sources.values() if len(e)]))
