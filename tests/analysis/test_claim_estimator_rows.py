@@ -71,7 +71,7 @@ def test_r_half_is_said_missing_where_the_finals_do_not_interpolate():
     [row] = rows_of(rows, "fig1a_linear_p", "r/2")
     assert row["verdict"] == "inconclusive" and np.isnan(row["value"]) and row["n"] == 5
     assert "of the 5 final checkpoints the claim reads" in row["note"]
-    assert "5 not interpolating (L_n / L_n(0) 0.03-0.03; the rule needs below 0.001)" in row["note"]
+    assert "5 not interpolating (L_n / L_n(0) 0.03-0.03, the table's `interpolating` false)" in row["note"]
     assert "no number is given" in row["note"]
 
 

@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 
 from grokslt.analysis.claims.evidence import INCONCLUSIVE, Evidence, ReadRecord, row
-from grokslt.analysis.coefficient import INTERPOLATION_MAX
 
 ESTIMATOR, PRESET = "r/2", "sampler-free"
 STATISTIC = "r / 2, the learning coefficient where the data-rank rule applies"
@@ -86,8 +85,7 @@ def not_applying(value_claim: bool, reasons: Counter, fractions: list[float], to
     said = []
     for reason, count in reasons.items():
         if reason == "not interpolating":
-            reason += (f" (L_n / L_n(0) {min(fractions):.2g}-{max(fractions):.2g}; the rule needs below "
-                       f"{INTERPOLATION_MAX:g})")  # fmt: skip
+            reason += f" (L_n / L_n(0) {min(fractions):.2g}-{max(fractions):.2g}, the table's `interpolating` false)"
         said.append(f"{count} {reason}")
     return (f"of the {total} {where} the claim reads, the data-rank rule gives no r / 2 at {'; '.join(said)}: no "
             "number is given")  # fmt: skip
