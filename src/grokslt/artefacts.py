@@ -111,6 +111,13 @@ LLC_TABLE = TableKind(
     flags=LLC_FLAGS,
     may_be_empty=True,
 )
+# `grokslt coefficient`: the data-rank truth r / 2 (blank where the rule does not apply) beside the nulls
+COEFFICIENT_TABLE = TableKind(
+    "coefficient table",
+    required=("step", "loss_fraction", "interpolating", "rank_gap", "half_rank", "half_trace", "keff_llc", "half_d"),
+    numbers=("loss_fraction", "half_trace", "half_d"),
+    flags=("interpolating", "rank_gap"),
+)
 LOSS_DATA = TableKind(
     "loss_data.csv",
     required=("step", "diverged", "llc", *LLC_FLAGS),

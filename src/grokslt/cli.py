@@ -465,6 +465,7 @@ def claims_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sensitivity", help="sensitivity/sensitivity.csv (appendix B.2)")
     parser.add_argument("--waic", nargs="*", default=[], help="runs/*/waic.csv (the WAIC claim)")
     parser.add_argument("--traced", nargs="*", default=[], help="runs/*/refined/traced.csv, the estimates behind them")
+    parser.add_argument("--coefficient", nargs="*", default=[], help="runs/*/coefficient.csv (the rows of r / 2)")
     parser.add_argument("--smoke-test", action="store_true", help="mark every verdict as a smoke test, no evidence")
     parser.add_argument("--out", required=True)
 
@@ -476,7 +477,7 @@ def run_claims(args: argparse.Namespace) -> None:
     from grokslt.analysis.claims.table import write_claims
 
     rows = write_claims(args.summary, args.loss_data, args.certified, args.sensitivity, args.out, args.smoke_test,
-                        args.waic, args.traced)  # fmt: skip
+                        args.waic, args.traced, args.coefficient)  # fmt: skip
     for row in rows:
         print(f"{row['claim']:34s} {row['preset']:18s} {row['verdict']:12s} {row['statistic']}: {row['value']:.4g}")
 

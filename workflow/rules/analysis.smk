@@ -123,7 +123,8 @@ rule claims:
         waic=lambda wildcards, input: ["--waic", *input.waic, "--traced", *input.traced] if input.waic else [],
     shell:
         "grokslt claims --summary {input.summary:q} --loss-data {input.loss:q} --certified {input.certified:q} "
-        "{params.sensitivity:q} {params.smoke:q} {params.waic:q} --out {output:q} > {log:q} 2>&1"
+        "--coefficient {input.coefficient:q} {params.sensitivity:q} {params.smoke:q} {params.waic:q} --out {output:q} "
+        "> {log:q} 2>&1"
 
 
 rule accuracy:

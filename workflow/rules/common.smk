@@ -46,6 +46,7 @@ REFERENCE = os.path.join(WORKFLOW_ROOT, "reference", "SHA256SUMS")
 LAYOUT = commands.Layout.of(CHECKED, REFERENCE)
 CERTIFIED_RUNS = LAYOUT.study_runs("certified")
 REFINED_RUNS = LAYOUT.study_runs("refined")
+COEFFICIENT_RUNS = LAYOUT.coefficient_runs()
 
 
 wildcard_constraints:
@@ -172,6 +173,7 @@ def claims_inputs(wildcards):
         "summary": f"{RESULTS}/summary/runs.csv",
         "loss": [f"{run_dir(run)}/loss_data.csv" for run in sorted(RUNS)],
         "certified": [f"{run_dir(run)}/certified.csv" for run in CERTIFIED_RUNS],
+        "coefficient": [f"{run_dir(run)}/coefficient.csv" for run in COEFFICIENT_RUNS],
         "sensitivity": [f"{RESULTS}/sensitivity/sensitivity.csv"] if sensitivity else [],
         "waic": [f"{run_dir(run)}/waic.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
         "traced": [f"{run_dir(run)}/refined/traced.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],

@@ -34,10 +34,12 @@ READS = {
     "waic": ("--waic", False, "runs/RUN/waic.csv, the figure's run's WAIC table"),
     "pair_traces": ("--pair-traces", False, "runs/RUN/traces, the figure's run's per-pair traces (step<STEP:06d>.nc)"),
     "certified": ("--certified", True, "runs/*/certified.csv of the figure's experiment (optional)"),
+    "coefficient": ("--coefficient", True, "runs/*/coefficient.csv of the figure's experiment (optional)"),
 }
 # reads a figure draws without: the authors' logs when the config says `reference: none`, the certified estimates
-# when the figure's experiment is not among `certified.experiments`
-OPTIONAL = ("reference", "certified")
+# when the figure's experiment is not among `certified.experiments`, the coefficient tables (the data-rank truth r / 2
+# and tr(H) / 2) when it is not among `coefficient.experiments`
+OPTIONAL = ("reference", "certified", "coefficient")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,19 @@ def one_run_figure(name: str, draw: str, reads: tuple[str, ...]) -> Figure:
     """A figure of one run's study, drawn for the first run of each experiment a config lists (none by default)."""
     return Figure(name, draw, reads, {"experiments": []}, per_experiment=True, one_run=True,
                   subcategory="Beyond the paper")  # fmt: skip
+
+
+def claim_figures() -> list[Figure]:
+    """Each claim on the coefficient's value or shape at every estimator (`estimators`): the runs' LLC, the certified
+    one, lambda_Q, r / 2 (from runs/RUN/coefficient.csv, optional), beside the closed form and the nulls."""
+    reads = ("summary", "loss_data", "certified", "coefficient")
+    words = {"subcategory": "Claims at every estimator"}
+    return [
+        Figure("claim_fig1a", "estimators.claim_fig1a", reads, {"experiment": "vary_p"}, **words),
+        Figure("claim_fig1b", "estimators.claim_fig1b", reads, {"experiment": "vary_K"}, **words),
+        Figure("claim_fig2", "estimators.claim_fig2", reads, {"experiment": "baseline"}, **words),
+        Figure("claim_keff", "estimators.claim_keff", reads, {"experiments": ["vary_p", "vary_K"]}, **words),
+    ]
 
 
 FIGURES: dict[str, Figure] = {
@@ -113,6 +128,7 @@ FIGURES: dict[str, Figure] = {
         ),  # fmt: skip
         one_run_figure("refined", "refined.refined", ("loss_data", "refined", "waic")),
         one_run_figure("influence", "influence.influence", ("loss_data", "pair_traces")),
+        *claim_figures(),
         Figure(
             "diagnostics",
             "diagnostics.diagnostics",

@@ -428,9 +428,12 @@ TABLES = [
         {
             "model": "the model family whose runs the row tests: quadratic (every claim) or another family "
             "(the Figure 2 claims, on all of that family's runs)",
-            "preset": "the LLC series tested: the runs' own sampler preset (e.g. paper_code) or certified",
-            "estimator": "what the row's statistic was computed on: llc (the sampler's estimates) or lambda_Q (the "
-            "Laplace estimand at the same nbeta and gamma beside each estimate: CLAIMS.md's quadratic null)",
+            "preset": "the LLC series tested: the runs' own sampler preset (e.g. paper_code) or certified; "
+            "sampler-free for r/2",
+            "estimator": "what the row's statistic was computed on: llc (the sampler's estimates), lambda_Q (the "
+            "Laplace estimand at the same nbeta and gamma beside each estimate: CLAIMS.md's quadratic null) or r/2 "
+            "(the data-rank learning coefficient of runs/RUN/coefficient.csv, where the checkpoints the claim reads "
+            "interpolate; otherwise the row says why not)",
             "note": "details: the fitted line, the interval, or why the data cannot decide",
         },
     ),

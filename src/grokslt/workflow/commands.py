@@ -59,6 +59,11 @@ class Layout:
         runs = self.experiment_runs(self.config[section]["experiments"])
         return [run for run in runs if run in self.runs]
 
+    def coefficient_runs(self) -> list[str]:
+        """The runs with a coefficient table, runs/RUN/coefficient.csv (`coefficient.experiments`; none in a config
+        without that section)."""
+        return self.study_runs("coefficient") if "coefficient" in self.config else []
+
     # -- command-line flags ------------------------------------------------------------------------------
     def llc_args(self, run: str) -> list[str]:
         """The flags of a run's LLC trajectory: its sampler, and its thinning `every`."""
@@ -143,9 +148,9 @@ class Layout:
         first_run = lambda: self.experiment_runs([settings["experiment"]])[0]  # noqa: E731
         if kind == "loss_data" and not figure.one_run:
             return [f"{run_dir(run)}/loss_data.csv" for run in self.experiment_runs(experiments)]
-        if kind == "certified":
-            certified = set(self.study_runs("certified"))
-            return [f"{run_dir(run)}/certified.csv" for run in self.experiment_runs(experiments) if run in certified]
+        if kind in ("certified", "coefficient"):
+            tabled = set(self.study_runs("certified") if kind == "certified" else self.coefficient_runs())
+            return [f"{run_dir(run)}/{kind}.csv" for run in self.experiment_runs(experiments) if run in tabled]
         if kind == "reference":
             return [] if self.config["reference"] == "none" else [self.reference]
         if kind == "traces":
