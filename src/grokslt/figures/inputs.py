@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from grokslt.analysis.membership import in_experiments
-from grokslt.artefacts import LLC_TABLE, LOSS_DATA, read_table
+from grokslt.artefacts import COEFFICIENT_TABLE, LLC_TABLE, LOSS_DATA, read_table
 from grokslt.errors import BadInput
 from grokslt.figures import READS
 
@@ -53,6 +53,13 @@ class Tables:
         if not getattr(self.args, "certified", None):
             return {}
         return {Path(path).parent.name: read_table(path, LLC_TABLE) for path in self.path("certified")}
+
+    @property
+    def coefficient(self) -> dict[str, pd.DataFrame]:
+        """{run id: coefficient.csv}, empty where the figure was given none (an optional read)."""
+        if not getattr(self.args, "coefficient", None):
+            return {}
+        return {Path(path).parent.name: read_table(path, COEFFICIENT_TABLE) for path in self.path("coefficient")}
 
 
 def require_columns(table: pd.DataFrame, columns: Iterable[str], source: str) -> None:
