@@ -57,10 +57,7 @@ class Layout:
     # -- the studies (grokslt.workflow.studies) -----------------------------------------------------------
     def study_outputs(self, study: Study) -> dict[str, str]:
         """Its rule's outputs by name, the table first; a table per run keeps the wildcard {run}."""
-        section = self.config[study.section]
-        paths = {"table": study.output, **study.also}
-        return {name: f"{self.results}/{path.format(run='{run}', experiment=section.get('experiment'))}"
-                for name, path in paths.items()}  # fmt: skip
+        return {name: f"{self.results}/{path}" for name, path in study.paths(self.config).items()}
 
     def study_tables(self, study: Study) -> list[str]:
         """The tables it writes for this config: one per run it reads (a table per run), one, or none."""

@@ -86,9 +86,15 @@ class Study:
         runs = list(dict.fromkeys(run for name in names for run in membership[name]))
         return runs[:1] if self.reads == "first" else runs
 
+    def paths(self, config: Mapping, run: str = "{run}") -> dict[str, str]:
+        """Its outputs under `results` by name, the table first (for a run, or with the wildcard {run})."""
+        experiment = config[self.section].get("experiment")
+        return {name: path.format(run=run, experiment=experiment)
+                for name, path in {"table": self.output, **self.also}.items()}  # fmt: skip
+
     def path(self, config: Mapping, run: str = "{run}") -> str:
-        """Its table under `results` (for a run, or with the wildcard {run})."""
-        return self.output.format(run=run, experiment=config[self.section].get("experiment"))
+        """Its table under `results`."""
+        return self.paths(config, run)["table"]
 
 
 # -- appendix B.2: one checkpoint's LLC over step size x localization -------------------------------------------
