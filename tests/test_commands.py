@@ -12,6 +12,7 @@ from grokslt.cli import build_parser
 from grokslt.figures import FIGURES, instances
 from grokslt.workflow.commands import Layout, figure_args
 from grokslt.workflow.config import check_workflow
+from grokslt.workflow.studies import STUDIES
 
 TINY = yaml.safe_load((Path(__file__).parent / "workflow" / "tiny.yaml").read_text())
 
@@ -35,10 +36,11 @@ def test_every_flag_a_rule_passes_is_one_the_command_takes():
     tables = parses("tables", tiny.tables_args(), "--id", "i", "--run", "r", "--llc", "l", "--params-out", "p",
                     "--loss-out", "o")  # fmt: skip
     assert tables.hessian_preset == "paper_code" and tables.mass == 0.99
-    calibration = parses("calibrate", tiny.calibration_args(), "--run", "r", "--out", "o")
+    calibration = parses("calibrate", tiny.study_args(STUDIES["calibration"]), "--out", "o")
     assert calibration.step_sizes == "0.001,0.002,0.004" and calibration.report_only
-    accuracy = parses("accuracy", tiny.accuracy_args(), "--runs", "r", "--out", "o")
+    accuracy = parses("accuracy", tiny.study_args(STUDIES["estimator_accuracy"]), "--out", "o")
     assert accuracy.nbetas == "10.0,30.0,100.0" and accuracy.repeats == 2
+    assert accuracy.runs == [tiny.run_dir(run) for run in tiny.membership["accuracy_nets"]]
 
 
 def test_an_experiments_llc_block_and_the_calibrated_preset_reach_the_flags():
@@ -53,7 +55,7 @@ def test_an_experiments_llc_block_and_the_calibrated_preset_reach_the_flags():
     assert words[words.index("--every") + 1] == "3" and words[words.index("--num-draws") + 1] == "50"
     other = tiny.membership["vary_p"][0]
     assert "--every" not in tiny.llc_args(other) and tiny.calibration_input(other) == []
-    assert "--report-only" not in tiny.calibration_args()  # a trajectory needs the calibration's choice now
+    assert "--report-only" not in tiny.study_args(STUDIES["calibration"])  # a trajectory needs the calibration's choice
 
 
 def test_a_figure_reads_its_experiments_tables_and_the_certified_runs_among_them():

@@ -219,7 +219,7 @@ def one_experiment(name: str = "baseline") -> dict:
 
     def edit(config):
         config["experiments"] = {name: {}}
-        del config["sampler_sensitivity"], config["certified"], config["refined"]
+        del config["sampler_sensitivity"], config["certified"], config["refined"], config["coefficient"]
         config["figures"] = {"dpi": 60}
 
     return tiny(edit)

@@ -66,9 +66,17 @@ def expected_counts(config: dict) -> dict[str, int]:
         "claims": 1,
         "scorecard_table": 1,
         **({"accuracy": 1} if checked["figures"].get("estimator_accuracy", {}) is not False else {}),
+        **coefficient_jobs(checked, membership),
         "figure": len(instances(checked["figures"])),
         "all": 1,
     }
+
+
+def coefficient_jobs(checked: dict, membership: dict) -> dict[str, int]:
+    """One job per run of the experiments the coefficient section names (a run of two counted once)."""
+    section = checked["coefficient"]
+    runs = {run for name in section["experiments"] + section["finals"] for run in membership[name]}
+    return {"coefficient": len(runs)} if runs else {}
 
 
 @pytest.mark.parametrize("configfile", [REPO / "config.yaml", REPO / "config" / "quick.yaml", TINY])

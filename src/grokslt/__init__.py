@@ -27,9 +27,10 @@ folders above it in this list, and no modules import each other in a cycle (test
   functions from per-pair traces)
 - `figures/`: the figure registry (`FIGURES`), `drawing` (one figure from the command line) and one module per
   figure, drawn from tables alone
-- `workflow/`: `config` (validation and the generated schema), `experiments` (sweeps into run ids), `tables`
-  (per-run and summary tables), `columns` (what every output column means: docs/columns.md), `plan` (the cost
-  planner), `studies` (the study registry), `commands` (each job's command line from the config)
+- `workflow/`: `config` (validation and the generated schema), `sections` (the schema's building blocks),
+  `experiments` (sweeps into run ids), `tables` (per-run and summary tables), `columns` (what every output column
+  means: docs/columns.md), `plan` (the cost planner), `studies` (the study registry: each study's config section,
+  command, output, cost and columns), `commands` (each job's command line from the config)
 - `cli`: the `grokslt` command; it parses arguments and calls the stages
 """
 

@@ -63,8 +63,8 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", required=True, help="run directory written by `grokslt train`")
     parser.add_argument(
         "--steps",
-        help="comma-separated checkpoint steps, or transitions (memorisation, val 50%%, "
-        "val 95%%, the LLC peak where loss_data.csv has it, the last); default: all",
+        help="comma-separated checkpoint steps, transitions (memorisation, val 50%%, val 95%%, the LLC peak where "
+        "loss_data.csv has it, the last) or final (the last); default: all",
     )
     parser.add_argument("--chunk", help="i/n: the i-th of n contiguous blocks of checkpoints (0-based)")
     parser.add_argument("--out", required=True, help="output CSV, one row per checkpoint")

@@ -1,5 +1,5 @@
 # Analysis (grokslt.analysis): each run's tables (the Hessian trace and the closed forms at each checkpoint computed
-# there), the summary, WAIC, and the studies read across runs (claims, estimator accuracy, scorecard).
+# there), the summary, WAIC, and the tables read across runs (claims, scorecard).
 rule theory_tables:
     output:
         formulas=f"{RESULTS}/theory/formulas.csv",
@@ -125,30 +125,6 @@ rule claims:
         "grokslt claims --summary {input.summary:q} --loss-data {input.loss:q} --certified {input.certified:q} "
         "--coefficient {input.coefficient:q} {params.sensitivity:q} {params.smoke:q} {params.waic:q} --out {output:q} "
         "> {log:q} 2>&1"
-
-
-rule accuracy:
-    input:
-        logs=lambda wildcards: [
-            f"{run_dir(run)}/train_log.csv" for run in MEMBERSHIP[config["estimator_accuracy"]["experiment"]]
-        ],
-    output:
-        f"{RESULTS}/accuracy/accuracy.csv",
-    log:
-        log_file("accuracy", "accuracy"),
-    benchmark:
-        benchmark_file("accuracy", "accuracy")
-    conda:
-        ENV
-    threads: THREADS
-    resources:
-        mem_mb=4000,
-        runtime=240,
-    params:
-        runs=lambda wildcards: [run_dir(run) for run in MEMBERSHIP[config["estimator_accuracy"]["experiment"]]],
-        args=LAYOUT.accuracy_args(),
-    shell:
-        "grokslt accuracy --runs {params.runs:q} {params.args:q} --threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
 # `grokslt scorecard`'s table; the rule `scorecard` is the target of its figure

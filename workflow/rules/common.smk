@@ -10,6 +10,7 @@ from grokslt.figures import experiment_settings, instances
 from grokslt.settings import to_arguments
 from grokslt.training.runs import chunk_names, estimated_steps
 from grokslt.workflow import commands
+from grokslt.workflow.studies import STUDIES
 from grokslt.workflow.config import ConfigError, check_workflow
 from snakemake.logging import logger
 
@@ -46,7 +47,6 @@ REFERENCE = os.path.join(WORKFLOW_ROOT, "reference", "SHA256SUMS")
 LAYOUT = commands.Layout.of(CHECKED, REFERENCE)
 CERTIFIED_RUNS = LAYOUT.study_runs("certified")
 REFINED_RUNS = LAYOUT.study_runs("refined")
-COEFFICIENT_RUNS = LAYOUT.coefficient_runs()
 
 
 wildcard_constraints:
@@ -101,12 +101,22 @@ def refined_targets():
     return tables
 
 
-def sensitivity_run():
-    return MEMBERSHIP[config["sampler_sensitivity"]["experiment"]][0]
+# -- the studies (grokslt.workflow.studies): one rule each, its inputs and flags from its registry entry ------
+def study_inputs(study):
+    return lambda wildcards: LAYOUT.study_inputs(study, getattr(wildcards, "run", None))
 
 
-def calibration_run():
-    return MEMBERSHIP[config["calibration"]["experiment"]][0]
+def study_args(study):
+    return lambda wildcards: LAYOUT.study_args(study, getattr(wildcards, "run", None))
+
+
+def study_out(study):
+    """`--out`: the table, or the directory it and the files beside it are written to."""
+    return lambda wildcards, output: os.path.dirname(output.table) if study.out_dir else output.table
+
+
+def study_log(study, files):
+    return files(study.table, "{run}" if study.per_run else study.table)
 
 
 # -- figures: one rule, its inputs and flags from the figure registry -------------------------------------
@@ -160,6 +170,7 @@ def all_targets(wildcards):
     theory = [f"{RESULTS}/theory/{name}.csv" for name in ("formulas", "rank_checks", "single_output")]
     figures = [path for name in FIGURES for path in figure_files(name)]
     studies = [f"{RESULTS}/{name}.csv" for name in ("claims/claims", "scorecard/scorecard")]
+    studies += [table for study in STUDIES.values() for table in LAYOUT.study_tables(study)]
     return [f"{RESULTS}/summary/runs.csv", *studies, *tables, *theory, *figures, *refined_targets()]
 
 
@@ -168,13 +179,12 @@ def certify_calibration(wildcards):
 
 
 def claims_inputs(wildcards):
-    sensitivity = config["sampler_sensitivity"]["experiment"]  # null: the study is not run
     return {
         "summary": f"{RESULTS}/summary/runs.csv",
         "loss": [f"{run_dir(run)}/loss_data.csv" for run in sorted(RUNS)],
         "certified": [f"{run_dir(run)}/certified.csv" for run in CERTIFIED_RUNS],
-        "coefficient": [f"{run_dir(run)}/coefficient.csv" for run in COEFFICIENT_RUNS],
-        "sensitivity": [f"{RESULTS}/sensitivity/sensitivity.csv"] if sensitivity else [],
+        "coefficient": LAYOUT.study_tables(STUDIES["coefficient"]),  # none where the study is not run
+        "sensitivity": LAYOUT.study_tables(STUDIES["sampler_sensitivity"]),
         "waic": [f"{run_dir(run)}/waic.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
         "traced": [f"{run_dir(run)}/refined/traced.csv" for run in REFINED_RUNS] if config["refined"]["traces"] else [],
     }

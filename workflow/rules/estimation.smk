@@ -1,5 +1,5 @@
-# Estimation (grokslt.estimation): LLC trajectories, the sampler-sensitivity grid, the calibration, the
-# certified estimates and the refined LLCs.
+# Estimation (grokslt.estimation): LLC trajectories, the studies (the sampler-sensitivity grid, the calibration,
+# the estimator accuracy, the data-rank coefficient), the certified estimates and the refined LLCs.
 rule llc:
     input:
         log=f"{RESULTS}/runs/{{run}}/train_log.csv",
@@ -29,55 +29,32 @@ rule llc:
         "--out {output.table:q} --traces {output.traces:q} > {log:q} 2>&1"
 
 
-rule sensitivity_grid:
-    input:
-        log=lambda wildcards: f"{run_dir(sensitivity_run())}/train_log.csv",
-    output:
-        f"{RESULTS}/sensitivity/sensitivity.csv",
-    log:
-        log_file("sensitivity", "sensitivity"),
-    benchmark:
-        benchmark_file("sensitivity", "sensitivity")
-    conda:
-        ENV
-    threads: THREADS
-    resources:
-        mem_mb=4000,
-        runtime=240,
-    params:
-        run=lambda wildcards: run_dir(sensitivity_run()),
-        step=config["sampler_sensitivity"]["step"],
-        step_sizes=",".join(map(repr, config["sampler_sensitivity"]["step_sizes"])),
-        localizations=",".join(map(repr, config["sampler_sensitivity"]["localizations"])),
-        sampler=lambda wildcards: LAYOUT.sampler_args(sensitivity_run()),
-    shell:
-        "grokslt sensitivity --run {params.run:q} --step {params.step:q} --step-sizes {params.step_sizes:q} "
-        "--localizations {params.localizations:q} {params.sampler:q} --threads {threads} --out {output:q} "
-        "> {log:q} 2>&1"
+# The studies (grokslt.workflow.studies.STUDIES), one rule each: the runs it reads, its command's flags and its
+# outputs come from its entry; `--out` is its table, or their directory where files lie beside it.
+for study in STUDIES.values():
 
-
-rule calibrate:
-    input:
-        log=lambda wildcards: f"{run_dir(calibration_run())}/train_log.csv",
-    output:
-        table=calibration_file("csv"),
-        choice=calibration_file("json"),
-    log:
-        log_file("calibration", "calibration"),
-    benchmark:
-        benchmark_file("calibration", "calibration")
-    conda:
-        ENV
-    threads: THREADS
-    resources:
-        mem_mb=4000,
-        runtime=240,
-    params:
-        run=lambda wildcards: run_dir(calibration_run()),
-        args=LAYOUT.calibration_args(),
-        out=lambda wildcards, output: os.path.dirname(output.table),
-    shell:
-        "grokslt calibrate --run {params.run:q} {params.args:q} --threads {threads} --out {params.out:q} > {log:q} 2>&1"
+    rule:
+        name:
+            study.rule
+        input:
+            logs=study_inputs(study),
+        output:
+            **LAYOUT.study_outputs(study),
+        log:
+            study_log(study, log_file),
+        benchmark:
+            study_log(study, benchmark_file)
+        conda:
+            ENV
+        threads: THREADS
+        resources:
+            mem_mb=4000,
+            runtime=240,
+        params:
+            args=study_args(study),
+            out=study_out(study),
+        shell:
+            f"grokslt {study.command} {{params.args:q}} --threads {{threads}} --out {{params.out:q}} > {{log:q}} 2>&1"
 
 
 rule certify:

@@ -92,7 +92,9 @@ def coefficient_row(run, step: int, probes: int, lanczos_steps: int, seed: int, 
 
 def write_coefficient_table(run_dir, out, steps=None, chunk=None, every=None, probes: int = 4,
                             lanczos_steps: int = 100, seed: int = 0) -> list[dict]:  # fmt: skip
-    """One `coefficient_row` per selected checkpoint of a run of the paper's model."""
+    """One `coefficient_row` per selected checkpoint of a run of the paper's model, sealed as the run's (read back by
+    `artefacts.read_table(path, COEFFICIENT_TABLE)`)."""
+    from grokslt.artefacts import seal
     from grokslt.errors import BadInput
     from grokslt.io import write_csv
     from grokslt.training.runs import load_run, select_run_steps, step_seed
@@ -107,5 +109,5 @@ def write_coefficient_table(run_dir, out, steps=None, chunk=None, every=None, pr
     with torch.no_grad():
         rows = [coefficient_row(run, step, probes, lanczos_steps, step_seed(seed, step))
                 for step in select_run_steps(run, steps, chunk, every)]  # fmt: skip
-    write_csv(out, rows, list(rows[0]) if rows else ["step"])
+    seal(out, write_csv(out, rows, list(rows[0]) if rows else ["step"]), "grokslt coefficient", run.identity)
     return rows

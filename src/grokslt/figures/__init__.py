@@ -34,11 +34,11 @@ READS = {
     "waic": ("--waic", False, "runs/RUN/waic.csv, the figure's run's WAIC table"),
     "pair_traces": ("--pair-traces", False, "runs/RUN/traces, the figure's run's per-pair traces (step<STEP:06d>.nc)"),
     "certified": ("--certified", True, "runs/*/certified.csv of the figure's experiment (optional)"),
-    "coefficient": ("--coefficient", True, "runs/*/coefficient.csv of the figure's experiment (optional)"),
+    "coefficient": ("--coefficient", True, "runs/*/coefficient.csv of the figure's experiments (optional)"),
 }
 # reads a figure draws without: the authors' logs when the config says `reference: none`, the certified estimates
-# when the figure's experiment is not among `certified.experiments`, the coefficient tables (the data-rank truth r / 2
-# and tr(H) / 2) when it is not among `coefficient.experiments`
+# when the figure's experiment is not among `certified.experiments`, the coefficient tables when its runs are not
+# among `coefficient.experiments` or `coefficient.finals`
 OPTIONAL = ("reference", "certified", "coefficient")
 
 

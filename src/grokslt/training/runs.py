@@ -208,12 +208,16 @@ def decisive_steps(run: Run, llc_peak: bool = True) -> dict[str, int]:
 
 
 def select_run_steps(run: Run, steps: str | None, chunk: str | None, every: int | None = None) -> list[int]:
-    """The checkpoints one job works on (`select_steps`, `decisive_steps` for steps 'transitions', or a chunk
-    of `estimated_steps` with `every`); a step at which the run diverged is refused."""
+    """The checkpoints one job works on (`select_steps`, `decisive_steps` for steps 'transitions', the last for
+    'final', or a chunk of `estimated_steps` with `every`); a step at which the run diverged is refused."""
     if every is not None:
         if steps is not None:
             raise BadInput("--every: give it without --steps")
         return select_steps(estimated_steps(run.path / "train_log.csv", every), None, chunk)
+    if steps == "final":
+        if chunk is not None:
+            raise BadInput("--steps final: give it without --chunk")
+        return [max(run.checkpoints)] if run.checkpoints else []
     if steps == "transitions":
         if chunk is not None:
             raise BadInput("--steps transitions: give it without --chunk")

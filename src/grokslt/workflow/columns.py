@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grokslt.workflow.studies import STUDIES
+
 REGENERATE = "python -m grokslt.workflow.columns > docs/columns.md"
 
 # Names of columns that one table has several of, as documented: (pattern, documented name).
@@ -225,6 +227,12 @@ SAMPLER = "grokslt.estimation.samplers:SamplerSettings"
 HESSIAN = "grokslt.analysis.hessian:HessianSettings"
 LAPLACE = "grokslt.estimation.laplace:LaplaceSettings"
 
+
+def study_path(study) -> str:
+    """A study's table as the reference names it: RUN and EXPERIMENT for its run and experiment."""
+    return study.output.format(run="RUN", experiment="EXPERIMENT")
+
+
 _LLC_MEANINGS = {  # where a sampler setting's name means the value used
     "init_loss": "L_init: the loss at the checkpoint that the draws are compared with (see init_loss_mode)",
     "nbeta": "inverse temperature n beta used (B / ln B of the batch size B where the preset leaves it open)",
@@ -238,6 +246,7 @@ _RETRIED_MEANINGS = {
     "seed": "seed of the sampler's chains, derived from seed_base and the run (a second try's chains draw noise of their own from it: step_seed(seed, step, attempt 1))",
 }
 
+# the tables the workflow writes but the studies' (`tables()` adds those)
 TABLES = [
     Table(LOG, "One row per evaluation, written by `grokslt train`."),
     Table(
@@ -390,32 +399,6 @@ TABLES = [
         {"llc": "the closed-form LLC of the single-output network (Theorem G.1 or G.2)"},
     ),
     Table(
-        "sensitivity/sensitivity.csv",
-        "Appendix B.2: one row per SGLD step size x localization at one checkpoint (`grokslt sensitivity`).",
-        _LLC_MEANINGS,
-        settings=(SAMPLER,),
-        like=LLC,
-    ),
-    Table(
-        "calibration/EXPERIMENT/calibration.csv",
-        "One row per grid point of step size x nbeta x localization at one checkpoint (`grokslt calibrate`); "
-        "calibration.json beside it holds the choice.",
-        _LLC_MEANINGS,
-        settings=(SAMPLER,),
-        like=LLC,
-    ),
-    Table(
-        "accuracy/accuracy.csv",
-        "Each LLC method against the exact MALA estimand and theory on small networks (`grokslt accuracy`): one row "
-        "per point x nbeta x method, then the bias-reduced rows (nbeta inf).",
-        {
-            "nbeta": "inverse temperature n beta of the estimand (inf on the bias-reduced rows)",
-            "localization": "localization gamma of the estimand",
-            "mcse": "mean Monte Carlo standard error of the method's estimates",
-            "seconds": "mean wall-clock time of one of the method's estimates (s)",
-        },
-    ),
-    Table(
         "scorecard/scorecard.csv",
         "Our runs against the authors' logs of the same settings (`grokslt scorecard`), read at their evaluation "
         "schedule; the last rows (run `worst`) give the worst relative deviation per experiment and metric.",
@@ -438,6 +421,20 @@ TABLES = [
         },
     ),
 ]
+
+
+def tables() -> list[Table]:
+    """Every table the workflow writes: TABLES, and each study's (`workflow.studies.STUDIES`) before the scorecard."""
+    at = next(i for i, table in enumerate(TABLES) if table.path == "scorecard/scorecard.csv")
+    return [*TABLES[:at], *map(study_table, STUDIES.values()), *TABLES[at:]]
+
+
+def study_table(study) -> Table:
+    """A study's table from its entry; an LLC table's columns read like the LLC tables'."""
+    llc = study.columns.llc
+    meanings = (_LLC_MEANINGS if llc else {}) | dict(study.columns.meanings)
+    return Table(study_path(study), study.columns.about, meanings, settings=(SAMPLER,) if llc else (),
+                 like=LLC if llc else None)  # fmt: skip
 
 
 def collapse(columns: list[str]) -> list[str]:
@@ -470,14 +467,13 @@ def _header(path: Path) -> list[str]:
 def observed_columns() -> dict[str, list[str]]:
     """{table path: its columns (collapsed)}, from the writers themselves on a tiny run."""
 
-    from grokslt.analysis import accuracy, scorecard
+    from grokslt.analysis import scorecard
     from grokslt.analysis.claims.evidence import COLUMNS as CLAIM_COLUMNS
     from grokslt.analysis.hessian import write_hessian_table
     from grokslt.analysis.theory import write_checkpoint_theory, write_theory_tables
     from grokslt.analysis.waic import write_waic_table
     from grokslt.artefacts import read_arrays
-    from grokslt.estimation.calibration import calibrate
-    from grokslt.estimation.checkpoint_llc import Checkpoints, Sampling, Saved, write_llc_table, write_sensitivity_table
+    from grokslt.estimation.checkpoint_llc import Checkpoints, Sampling, Saved, write_llc_table
     from grokslt.estimation.llc import result_columns
     from grokslt.estimation.pair_traces import load_pair_traces
     from grokslt.estimation.samplers import SAMPLERS, SamplerSettings
@@ -493,8 +489,6 @@ def observed_columns() -> dict[str, list[str]]:
         llc, traces = root / "llc.csv", root / "llc.npz"
         write_llc_table(run, llc, Sampling(overrides=tiny), saved=Saved(traces=str(traces)))
         write_llc_table(run, root / "certified.csv", Sampling(overrides=tiny, label="calibrated"), Checkpoints(every=1))
-        write_sensitivity_table(run, root / "sensitivity.csv", "final", [1e-4], [5.0], overrides=tiny)
-        calibrate(run, root, "final", SamplerSettings(**tiny), [1e-4], [10.0], [5.0], report_only=True)
         write_hessian_table(run, root / "hessian.csv")
         write_checkpoint_theory(run, root / "theory.csv")
         write_theory_tables(root / "theory", [(5, 2)], [3], [1], [2], [1])
@@ -540,16 +534,27 @@ def observed_columns() -> dict[str, list[str]]:
                 f"theory/{name}.csv": _header(root / "theory" / f"{name}.csv")
                 for name in ("formulas", "rank_checks", "single_output")
             },
-            "sensitivity/sensitivity.csv": with_statistics(root / "sensitivity.csv"),
-            "calibration/EXPERIMENT/calibration.csv": with_statistics(root / "calibration.csv"),
-            "accuracy/accuracy.csv": list(accuracy.COLUMNS),
+            **{
+                study_path(study): observed_study(study, run, root, tiny, with_statistics) for study in STUDIES.values()
+            },
             "scorecard/scorecard.csv": list(scorecard.COLUMNS),
             "claims/claims.csv": list(CLAIM_COLUMNS),
         }
         found = {path: collapse(columns) for path, columns in headers.items()}
-    missing = {table.path for table in TABLES} ^ set(found)
+    missing = {table.path for table in tables()} ^ set(found)
     assert not missing, f"tables without columns or without a Table entry: {sorted(missing)}"
     return found
+
+
+def observed_study(study, run: Path, root: Path, sampler: dict, with_statistics) -> list[str]:
+    """A study's columns: those of the table it writes for the tiny run (an LLC table's with every sampler's
+    statistics), or those its code names."""
+    directory = root / study.section
+    directory.mkdir()
+    found = study.columns.observe(run, directory, sampler)
+    if isinstance(found, list):
+        return found
+    return with_statistics(found) if study.columns.llc else _header(found)
 
 
 @functools.cache
@@ -571,7 +576,7 @@ def _authors_aliases() -> dict[str, str]:
 def meaning(path: str, name: str, used: set | None = None) -> str | None:
     """What column `name` of table `path` means, or None where nothing says. `used` collects the keys of
     DESCRIPTIONS that gave a meaning."""
-    table = next(t for t in TABLES if t.path == path)
+    table = next(t for t in tables() if t.path == path)
     if name in table.meanings:
         return table.meanings[name]
     for spec in table.settings:
@@ -626,9 +631,9 @@ def reference() -> str:
         f"Generated from the code that writes each table (`grokslt.workflow.columns`): `{REGENERATE}`.",
         "`tests/test_columns.py` fails when a column has no meaning or this file is stale.",
         "",
-        *[f"- [`{table.path}`](#{_anchor(table.path)})" for table in TABLES],
+        *[f"- [`{table.path}`](#{_anchor(table.path)})" for table in tables()],
     ]
-    for table in TABLES:
+    for table in tables():
         names = columns[table.path]
         lines += ["", f"## `{table.path}`", "", table.about]
         if table.like is not None and names == columns[table.like]:

@@ -8,7 +8,6 @@ one thing known only once a run has trained, the LLC trace files of a run, is pa
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -18,11 +17,7 @@ from grokslt.estimation.samplers import SamplerSettings
 from grokslt.figures import OPTIONAL, READS, Figure, experiment_settings
 from grokslt.settings import mapping_to_arguments
 from grokslt.workflow.experiments import LLC_CHOICE_KEYS
-
-
-def floats(values) -> str:
-    """A grid of numbers as one flag value: 1,2 -> '1.0,2.0'."""
-    return ",".join(map(repr, map(float, values)))
+from grokslt.workflow.studies import STUDIES, Study
 
 
 @dataclass(frozen=True)
@@ -59,10 +54,26 @@ class Layout:
         runs = self.experiment_runs(self.config[section]["experiments"])
         return [run for run in runs if run in self.runs]
 
-    def coefficient_runs(self) -> list[str]:
-        """The runs with a coefficient table, runs/RUN/coefficient.csv (`coefficient.experiments`; none in a config
-        without that section)."""
-        return self.study_runs("coefficient") if "coefficient" in self.config else []
+    # -- the studies (grokslt.workflow.studies) -----------------------------------------------------------
+    def study_outputs(self, study: Study) -> dict[str, str]:
+        """Its rule's outputs by name, the table first; a table per run keeps the wildcard {run}."""
+        return {name: f"{self.results}/{path}" for name, path in study.paths(self.config).items()}
+
+    def study_tables(self, study: Study) -> list[str]:
+        """The tables it writes for this config: one per run it reads (a table per run), one, or none."""
+        runs = study.run_ids(self.config, self.membership)
+        if study.per_run:
+            return [f"{self.results}/{study.path(self.config, run)}" for run in runs]
+        return [f"{self.results}/{study.path(self.config)}"] if runs else []
+
+    def study_args(self, study: Study, run: str | None = None) -> list[str]:
+        """Its command's flags before `--threads` and `--out`: for one run's table, or over the runs it reads."""
+        return study.arguments(self, [run] if study.per_run else study.run_ids(self.config, self.membership))
+
+    def study_inputs(self, study: Study, run: str | None = None) -> list[str]:
+        """The training logs of the runs it reads (their checkpoints are its input)."""
+        runs = [run] if study.per_run else study.run_ids(self.config, self.membership)
+        return [f"{self.run_dir(run)}/train_log.csv" for run in runs]
 
     # -- command-line flags ------------------------------------------------------------------------------
     def llc_args(self, run: str) -> list[str]:
@@ -83,17 +94,6 @@ class Layout:
     def calibration_input(self, run: str) -> list[str]:
         """The calibration an LLC job reads (for `preset: calibrated`): a new grid reruns it, not training."""
         return [self.calibration_file("json")] if self.run_llc[run]["preset"] == "calibrated" else []
-
-    def calibration_args(self) -> list[str]:
-        section = self.config["calibration"]
-        words = ["--step", str(section["step"]), "--preset", section["preset"], "--seed", str(section["seed"])]
-        words += ["--step-sizes", floats(section["step_sizes"]), "--nbetas", floats(section["nbetas"])]
-        words += ["--localizations", floats(section["localizations"])]
-        keys = ("sampler", "num_chains", "num_burnin", "num_draws")
-        overrides = {key: section[key] for key in keys if key in section}
-        # Only an LLC trajectory at `preset: calibrated` needs a choice; the certified estimates are empty without one.
-        needed = any(block["preset"] == "calibrated" for block in self.run_llc.values())
-        return [*words, *mapping_to_arguments(SamplerSettings, overrides), *([] if needed else ["--report-only"])]
 
     def tables_args(self) -> list[str]:
         """`grokslt tables` flags: what it computes at each checkpoint (the Hessian trace, the closed forms)."""
@@ -121,14 +121,6 @@ class Layout:
             return [*words, "--steps", "transitions"]
         return [*words, "--every", str(section["every"]), *self.refined_kinds()[kind]]
 
-    def accuracy_args(self) -> list[str]:
-        section = self.config["estimator_accuracy"]
-        reference = section["reference"]
-        words = ["--nbetas", floats(section["nbetas"]), "--localization", repr(section["localization"])]
-        words += ["--methods", json.dumps(section["methods"], sort_keys=True), "--repeats", str(section["repeats"])]
-        words += ["--reference-chains", str(reference["chains"]), "--reference-burnin", str(reference["burnin"])]
-        return [*words, "--reference-draws", str(reference["draws"])]
-
     def certify_args(self) -> list[str]:
         """The certified estimates at a subset of checkpoints: the calibration's choice (empty when it chose
         nothing) or a named preset."""
@@ -148,9 +140,9 @@ class Layout:
         first_run = lambda: self.experiment_runs([settings["experiment"]])[0]  # noqa: E731
         if kind == "loss_data" and not figure.one_run:
             return [f"{run_dir(run)}/loss_data.csv" for run in self.experiment_runs(experiments)]
-        if kind in ("certified", "coefficient"):
-            tabled = set(self.study_runs("certified") if kind == "certified" else self.coefficient_runs())
-            return [f"{run_dir(run)}/{kind}.csv" for run in self.experiment_runs(experiments) if run in tabled]
+        if kind == "certified":
+            certified = set(self.study_runs("certified"))
+            return [f"{run_dir(run)}/certified.csv" for run in self.experiment_runs(experiments) if run in certified]
         if kind == "reference":
             return [] if self.config["reference"] == "none" else [self.reference]
         if kind == "traces":
@@ -158,14 +150,17 @@ class Layout:
         fixed = {
             "summary": f"{results}/summary/{name}.csv",
             "rank_checks": f"{results}/theory/rank_checks.csv",
-            "sensitivity": f"{results}/sensitivity/sensitivity.csv",
-            "accuracy": f"{results}/accuracy/accuracy.csv",
             "scorecard": f"{results}/scorecard/scorecard.csv",
         }
         if kind in fixed:
             return [fixed[kind]]
-        if kind == "calibration":
-            return [self.calibration_file("csv")]
+        study = next((study for study in STUDIES.values() if study.table == kind), None)
+        if study is not None and study.per_run:
+            studied = set(study.run_ids(self.config, self.membership))
+            return [f"{results}/{study.path(self.config, run)}" for run in self.experiment_runs(experiments)
+                    if run in studied]  # fmt: skip
+        if study is not None:
+            return [f"{results}/{study.path(self.config)}"]
         of_first_run = {"loss_data": "loss_data.csv", "params": "params.csv", "refined": "refined.csv",
                         "waic": "waic.csv", "pair_traces": "traces"}  # fmt: skip
         if kind in of_first_run:

@@ -25,23 +25,17 @@ import yaml
 
 from grokslt.analysis.hessian import PRESETS as HESSIAN_PRESETS
 from grokslt.analysis.hessian import HessianSettings
-from grokslt.estimation.checkpoint_llc import BACKENDS
 from grokslt.estimation.llc import PRESETS
-from grokslt.estimation.samplers import WEIGHT_GROUPS, SamplerSettings
+from grokslt.estimation.samplers import WEIGHT_GROUPS
 from grokslt.figures import FIGURES
 from grokslt.settings import bound_text, field_schema, fields, json_schema
 from grokslt.training.train import TrainConfig
+from grokslt.workflow.sections import experiment_list, integers, llc_properties, section, thinned_estimates
+from grokslt.workflow.studies import STUDIES
 
 RESULTS_PATTERN = "^[A-Za-z0-9_./+][A-Za-z0-9_./+ -]*$"
 EXPERIMENT_PATTERN = "^[A-Za-z][A-Za-z0-9_]*$"
 EARLY_STOP = ("early_stop", "early_stop_threshold", "early_stop_patience")
-
-DEFAULT_METHODS = {
-    "sgld_paper_code": {"preset": "paper_code"},
-    "sgld_long": {"preset": "paper_code", "num_draws": 5000},
-    "rmsprop_sgld": {"preset": "paper_code", "sampler": "rmsprop_sgld", "step_size": 5e-5},
-    "sgnht": {"preset": "paper_code", "sampler": "sgnht", "step_size": 1e-4},
-}
 
 
 def training_properties() -> dict:
@@ -79,58 +73,6 @@ def sweep_schema() -> dict:
     }
 
 
-def llc_properties(job_keys: bool) -> dict:
-    """The sampler keys: a preset, the backend, the seed and overrides of every sampler setting; with
-    `job_keys`, also how checkpoints are split into jobs (the global `llc:` section only)."""
-    properties = {
-        "preset": {
-            "enum": [*sorted(PRESETS), "calibrated"],
-            "default": "paper_code",
-            "description": "named sampler settings; calibrated: those the calibration chose",
-        },  # fmt: skip
-        "backend": {"enum": list(BACKENDS), "default": "native", "description": "native | devinterp (the reference)"},
-        "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains at step s: seed (seed, s)"},
-        "every": {
-            "type": "integer",
-            "minimum": 1,
-            "default": 1,
-            "description": "estimate every k-th checkpoint, the last and those beside the transitions (1: all)",
-        },
-        **json_schema(SamplerSettings),
-    }
-    if job_keys:
-        properties["chunk_size"] = {
-            "type": "integer",
-            "minimum": 1,
-            "default": 50,
-            "description": "checkpoints per job",
-        }
-        properties["stack"] = {
-            "type": "integer",
-            "minimum": 1,
-            "default": 1,
-            "description": "checkpoints per GPU batch",
-        }
-    else:
-        for key in ("preset", "backend", "seed", "every"):
-            properties[key] = {k: v for k, v in properties[key].items() if k != "default"}
-    return properties
-
-
-def section(properties: dict, description: str, required: list[str] = ()) -> dict:
-    """An object of the config with these keys, all optional unless `required`, defaulting to {}."""
-    schema = {"type": "object", "additionalProperties": False, "description": description, "properties": properties}
-    if required:
-        schema["required"] = list(required)
-    else:
-        schema["default"] = {}
-    return schema
-
-
-def experiment_list(description: str) -> dict:
-    return {"type": "array", "minItems": 1, "items": {"type": "string"}, "description": description}
-
-
 def figure_schema(figure) -> dict:
     properties = {}
     for key, default in figure.settings.items():
@@ -150,44 +92,6 @@ def figure_schema(figure) -> dict:
         "default": {},
         "oneOf": [{"const": False}, section(properties, f"{figure.name}")],
     }
-
-
-def numbers(description: str, default: list, minimum_exclusive: float | None = 0) -> dict:
-    items = {"type": "number"} if minimum_exclusive is None else {"type": "number", "exclusiveMinimum": 0}
-    return {"type": "array", "minItems": 1, "items": items, "default": default, "description": description}
-
-
-def one_checkpoint() -> dict:
-    """The `experiment` and `step` keys of a study of one trained checkpoint."""
-    return {
-        "experiment": {
-            "type": ["string", "null"],
-            "default": "baseline",
-            "description": "the experiment whose first run it studies; null: not run",
-        },
-        "step": {
-            "oneOf": [{"const": "final"}, {"type": "integer", "minimum": 1}],
-            "default": "final",
-            "description": "checkpoint step, or final",
-        },
-    }
-
-
-def thinned_estimates(what: str) -> dict:
-    """The keys of a study of LLC estimates at a subset of checkpoints of some experiments' runs."""
-    return {
-        "experiments": {"type": "array", "items": {"type": "string"}, "default": [],
-                        "description": f"experiments whose runs get {what}"},
-        "every": {"type": "integer", "minimum": 1, "default": 10,
-                  "description": "every k-th checkpoint, plus the last and those at the transitions"},
-        "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
-        "num_draws": {"type": "integer", "minimum": 1, "description": "draws (default: the preset's)"},
-    }  # fmt: skip
-
-
-def integers(description: str, default: list, minimum: int) -> dict:
-    items = {"type": "integer", "minimum": minimum}
-    return {"type": "array", "minItems": 1, "items": items, "default": default, "description": description}
 
 
 def config_schema() -> dict:
@@ -267,35 +171,6 @@ def config_schema() -> dict:
                 },
                 "closed forms and their numerical checks",
             ),
-            "sampler_sensitivity": section(
-                {
-                    **one_checkpoint(),
-                    "step_sizes": numbers("SGLD step sizes", [1e-4, 5e-4, 1e-3]),
-                    "localizations": numbers("localizations gamma", [1, 2, 5, 10, 20, 50, 100]),
-                },
-                "appendix B.2: one checkpoint's LLC over step size x localization",
-            ),
-            "calibration": section(
-                {
-                    **one_checkpoint(),
-                    "step": {
-                        "oneOf": [{"enum": ["transitions", "final"]}, {"type": "integer", "minimum": 1}],
-                        "default": "transitions",
-                        "description": "transitions (memorisation, val 50%, val 95%, last), final or a step",
-                    },
-                    "preset": {"enum": sorted(PRESETS), "default": "paper_code", "description": "the other settings"},
-                    "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "chains' seed"},
-                    "step_sizes": numbers("step sizes (include halvings)", [1e-6, 2e-6, 1e-5, 2e-5, 1e-4, 2e-4]),
-                    "nbetas": numbers("inverse temperatures nbeta", [160.0, 1e3, 1e4, 1e5]),
-                    "localizations": numbers("localizations gamma", [5.0, 100.0, 1e3, 1e4]),
-                    "num_draws": {"type": "integer", "minimum": 1, "default": 3000, "description": "draws per chain"},
-                    "num_chains": {"type": "integer", "minimum": 2, "default": 4, "description": "chains"},
-                    "num_burnin": {"type": "integer", "minimum": 0, "default": 500, "description": "burn-in steps"},
-                    "sampler": json_schema(SamplerSettings)["sampler"] | {"default": "sgld"},
-                },
-                "sampler calibration at one checkpoint (grokslt.estimation.calibration);"
-                " llc.preset: calibrated uses its choice",
-            ),
             "certified": section(
                 {
                     **thinned_estimates("certified estimates"),
@@ -341,37 +216,7 @@ def config_schema() -> dict:
                 },
                 "refined LLCs (grokslt.estimation.refined) and per-pair traces: refined.csv, traces/, waic.csv",
             ),
-            "estimator_accuracy": section(
-                {
-                    "experiment": {
-                        "type": ["string", "null"],
-                        "default": "accuracy_nets",
-                        "description": "small networks: their final and initial points; null: not run",
-                    },  # fmt: skip
-                    "nbetas": numbers("inverse temperatures nbeta", [10.0, 30.0, 100.0, 300.0]),
-                    "localization": {"type": "number", "minimum": 0, "default": 5.0, "description": "gamma"},
-                    "repeats": {"type": "integer", "minimum": 2, "default": 3, "description": "seeds per method"},
-                    "reference": section(
-                        {
-                            "chains": {"type": "integer", "minimum": 2, "default": 16, "description": "MALA chains"},
-                            "burnin": {"type": "integer", "minimum": 0, "default": 2000, "description": "burn-in"},
-                            "draws": {"type": "integer", "minimum": 100, "default": 20000, "description": "draws"},
-                        },
-                        "the exact reference: long float64 MALA chains",
-                    ),
-                    "methods": {
-                        "type": "object",
-                        "minProperties": 1,
-                        "description": "named methods: a preset and sampler settings (nbeta, localization set above)",
-                        "additionalProperties": section(
-                            {k: v for k, v in llc_properties(False).items() if k not in ("backend", "seed", "every")},
-                            "a method",
-                        ),
-                        "default": DEFAULT_METHODS,
-                    },
-                },
-                "each LLC method against an exact reference on small networks (grokslt.analysis.accuracy)",
-            ),
+            **{name: section(study.keys(), study.about) for name, study in STUDIES.items()},
             "figures": section(figures, "each figure's settings; every key optional"),
         },
     }
@@ -658,15 +503,21 @@ def certified_errors(config: dict) -> list[str]:
 
 
 def paper_model_errors(config: dict, runs: dict, membership: dict) -> list[str]:
-    """The estimator accuracy study's exact references are the quadratic network's centred loss: its experiment
-    names only such runs."""
-    experiment = (config.get("estimator_accuracy") or {}).get("experiment")
-    others = sorted({f"{runs[run].model}/{runs[run].loss}" for run in membership.get(experiment, []) if run in runs
-                     and (runs[run].model, runs[run].loss) != ("quadratic", "centred_mse")})  # fmt: skip
-    if not others:
-        return []
-    return [f"estimator_accuracy.experiment = {experiment!r}: its runs are {', '.join(others)}; the study needs the "
-            "quadratic network with the centred MSE"]  # fmt: skip
+    """A study of the paper's model (the estimator accuracy's exact references, the data-rank coefficient) is the
+    quadratic network's under the centred loss: the experiments it names hold only such runs."""
+    lines = []
+    for name, study in STUDIES.items():
+        for key in study.experiment_keys if study.paper_model else ():
+            value = config[name][key]
+            named = [(f"{name}.{key}", value)] if not isinstance(value, list) else [
+                (f"{name}.{key}[{i}]", item) for i, item in enumerate(value)]  # fmt: skip
+            for where, experiment in named:
+                kinds = {(runs[run].model, runs[run].loss) for run in membership.get(experiment, []) if run in runs}
+                others = sorted(f"{model}/{loss}" for model, loss in kinds - {("quadratic", "centred_mse")})
+                if others:
+                    lines.append(f"{where} = {experiment!r}: its runs are {', '.join(others)}; the study needs the "
+                                 "quadratic network with the centred MSE")  # fmt: skip
+    return lines
 
 
 def key_path(path) -> str:

@@ -167,14 +167,14 @@ def check_references(config: dict, membership: dict[str, list[str]], given: dict
             errors.append(f"{where} = {name!r}: no such experiment with runs; expected one of {known}{hint}")
         return True
 
-    for section in ("certified", "refined"):
-        for i, name in enumerate(config[section]["experiments"]):
+    lists = [("certified", "experiments"), ("refined", "experiments")]
+    lists += [(name, key) for name, study in STUDIES.items() if study.per_run for key in study.experiment_keys]
+    for section, key in lists:
+        for i, name in enumerate(config[section][key]):
             if not membership.get(name):
-                errors.append(
-                    f"{section}.experiments[{i}] = {name!r}: no such experiment with runs; expected one of {known}"
-                )
+                errors.append(f"{section}.{key}[{i}] = {name!r}: no such experiment with runs; expected one of {known}")
     not_run = {}  # study: why it does not run
-    for study in STUDIES:
+    for study in (name for name, study in STUDIES.items() if not study.per_run):
         name = config[study]["experiment"]
         if name is None:
             not_run[study] = f"{study}.experiment is null"

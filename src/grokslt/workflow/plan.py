@@ -271,6 +271,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
     figures = instances(config["figures"])
     summaries = 1 + sum("summary" in figure.reads for figure, _ in figures.values())
     shared_jobs = 3 + summaries + len(studies) + len(certified_runs(config, membership))
+    shared_jobs += per_run_jobs(config, membership)
     jobs = sum(r["jobs"] for r in costs.values()) + shared_jobs
     parts = {"runs, each once": sum(map(run_seconds, costs.values()))}
     parts |= {f"study: {name}": seconds for name, seconds in studies.items() if seconds}
@@ -333,7 +334,7 @@ def figure_costs(config, membership, costs, studies, certified, cores: int, mach
         for study in STUDIES.values():
             if study.table in figure.reads:
                 cpu += studies.get(study.table, 0.0)
-                trained |= set(membership[config[study.section]["experiment"]]) - estimated
+                trained |= set(study.run_ids(config, membership)) - estimated
         cpu += sum(costs[run]["train_seconds"] for run in trained)
         cpu += (4 * len(estimated | trained) + 2) * machine.start + machine.figure
         chosen = [costs[run] for run in estimated | trained]
@@ -426,22 +427,50 @@ def refined_seconds(config, membership, costs, chain_step) -> float:
     )
 
 
-def study_seconds(config, runs, membership, costs, machine, certified: dict[str, float]) -> dict[str, float]:
-    """CPU seconds of the one-off studies that the workflow runs: sensitivity grid, calibration, certified
-    estimates (`certified_seconds`, per run), accuracy."""
+def per_run_jobs(config, membership) -> int:
+    """The jobs of the studies with a table per run, beyond the one each study counts."""
     from grokslt.workflow.studies import STUDIES
 
-    def chain_step(run):
-        return step_seconds(machine, runs[run], "chain")
+    return sum(max(len(study.run_ids(config, membership)) - 1, 0) for study in STUDIES.values() if study.per_run)
 
+
+@dataclass(frozen=True)
+class Prices:
+    """What a study's CPU time is made of, per run (`studies.Study.seconds`): one chain step, one full-batch pass,
+    the checkpoints a thinning keeps; `membership` {experiment: its runs}."""
+
+    machine: Machine
+    runs: dict
+    costs: dict
+    membership: dict
+
+    def chain_step(self, run: str) -> float:
+        return step_seconds(self.machine, self.runs[run], "chain")
+
+    def full_batch(self, run: str) -> float:
+        train = self.runs[run]
+        return self.chain_step(run) * int(train.train_frac * train.p**2) / effective_batch(train)
+
+    def checkpoints(self, run: str, every: int) -> int:
+        return thinned_count(self.costs[run]["checkpoints"], every, self.costs[run].get("dense_checkpoints", 0))
+
+    def experiment_runs(self, names) -> list[str]:
+        return list(dict.fromkeys(run for name in names for run in self.membership[name]))
+
+
+def study_seconds(config, runs, membership, costs, machine, certified: dict[str, float]) -> dict[str, float]:
+    """CPU seconds of the studies that the workflow runs (`studies.STUDIES`), the certified estimates
+    (`certified_seconds`, per run) and the refined estimates."""
+    from grokslt.workflow.studies import STUDIES
+
+    prices = Prices(machine, runs, costs, membership)
     out = {}
     for study in STUDIES.values():
-        section = config[study.section]
-        if section["experiment"] is not None and study.runs(config):
-            members = membership[section["experiment"]]
-            out[study.table] = study.seconds(section, len(members), chain_step(members[0]))
+        members = study.run_ids(config, membership)
+        if members:
+            out[study.table] = study.seconds(config[study.section], members, prices)
     out["certified"] = sum(certified.values())
-    out["refined"] = refined_seconds(config, membership, costs, chain_step)
+    out["refined"] = refined_seconds(config, membership, costs, prices.chain_step)
     return out
 
 
