@@ -114,37 +114,9 @@ LLC_TABLE = TableKind(
 # `grokslt coefficient`: the data-rank truth r / 2 (blank where the rule does not apply) beside the nulls
 COEFFICIENT_TABLE = TableKind(
     "coefficient table",
-    required=(
-        "step",
-        "loss_fraction",
-        "interpolating",
-        "data_rank",
-        "data_rank_stderr",
-        "rank_gap",
-        "half_rank",
-        "half_rank_stderr",
-        "lambda_q_local",
-        "lambda_q_local_stderr",
-        "lambda_q_authors",
-        "lambda_q_authors_stderr",
-        "half_trace",
-        "v_coefficient",
-        "K_eff",
-        "keff_llc",
-        "half_d",
-    ),
-    numbers=(
-        "loss_fraction",
-        "data_rank",
-        "data_rank_stderr",
-        "half_rank",
-        "lambda_q_local",
-        "lambda_q_authors",
-        "half_trace",
-        "v_coefficient",
-        "keff_llc",
-        "half_d",
-    ),
+    required=("step", "loss_fraction", "interpolating", "rank_gap", "half_rank", "half_rank_stderr", "half_trace",
+              "keff_llc", "half_d"),  # fmt: skip
+    numbers=("loss_fraction", "half_trace", "half_d"),
     flags=("interpolating", "rank_gap"),
 )
 LOSS_DATA = TableKind(

@@ -4,7 +4,6 @@ without them (the figure then says so) where it does not."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 from pathlib import Path
 
 import yaml
@@ -16,8 +15,8 @@ from grokslt.workflow.config import check_workflow
 TINY = yaml.safe_load((Path(__file__).parent / "tiny.yaml").read_text())
 
 
-def tiny_layout() -> Layout:
-    return Layout.of(check_workflow(copy.deepcopy(TINY)), "reference/SHA256SUMS")
+def tiny_layout(coefficient: dict) -> Layout:
+    return Layout.of(check_workflow(copy.deepcopy(TINY) | {"coefficient": coefficient}), "reference/SHA256SUMS")
 
 
 def no_traces(run):
@@ -25,8 +24,7 @@ def no_traces(run):
 
 
 def test_without_coefficient_tables_the_flag_is_left_out():
-    layout, figure = tiny_layout(), FIGURES["claim_fig2"]
-    assert layout.coefficient_runs() == []
+    layout, figure = tiny_layout({"experiments": [], "finals": []}), FIGURES["claim_fig2"]
     files = {kind: layout.figure_tables("claim_fig2", figure, figure.settings, kind, no_traces)
              for kind in figure.reads}  # fmt: skip
     assert files["coefficient"] == [] and files["certified"]
@@ -35,8 +33,7 @@ def test_without_coefficient_tables_the_flag_is_left_out():
 
 
 def test_the_experiments_runs_with_coefficient_tables_are_read():
-    tiny = tiny_layout()
-    layout = dataclasses.replace(tiny, config={**tiny.config, "coefficient": {"experiments": ["baseline"]}})
+    tiny = layout = tiny_layout({"experiments": ["baseline"], "finals": []})
     [baseline] = tiny.membership["baseline"]
     figure = FIGURES["claim_keff"]  # of vary_p's and vary_K's runs, only the one that is also the baseline's
     shared = [run for run in tiny.experiment_runs(["vary_p", "vary_K"]) if run == baseline]
