@@ -1,7 +1,7 @@
 """The influence figure marks which BIF cells are significant: 0 outside their 95% interval over the chains."""
 
 import numpy as np
-from test_waic_influence import fourier_weights, write_trace
+from influence_support import fourier_weights, write_trace
 
 from grokslt.analysis.influence import bayesian_influence, influence_stderr, significant_influence
 from grokslt.figures.influence import checkpoint_influence

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-import torch
+from estimation_support import ShiftedQuadratic
 
 from grokslt.errors import BadInput
 from grokslt.estimation.diagnostics import diagnose_full_batch, diagnose_minibatch
@@ -43,22 +43,6 @@ def test_independent_draws_are_converged():
     draws = rng.normal(3.0, 1.0, size=(4, 400))
     honest = diagnose_full_batch(draws, rng.chisquare(5, size=(4, 400)), 0)
     assert honest.converged and honest.r_hat < 1.01 and honest.ess_bulk > 1000
-
-
-class ShiftedQuadratic:
-    """L(w) = 1/2 sum_k h_k (w_k - a_k)^2: minimum at a, where the chains start; the zero function (w = 0)
-    has loss 1/2 sum h_k a_k^2. Its tempered posterior at w* = a is Gaussian with precision nbeta h + gamma."""
-
-    def __init__(self, h, a):
-        self.h, self.a = torch.as_tensor(h, dtype=torch.float64), torch.as_tensor(a, dtype=torch.float64)
-
-    def __call__(self, params, idx):
-        u = params["w"] - self.a
-        loss = 0.5 * (self.h * u**2).sum(dim=1)
-        return loss, {"w": self.h * u}
-
-    def estimand(self, nbeta, gamma) -> float:
-        return float(0.5 * (nbeta * self.h / (nbeta * self.h + gamma)).sum())
 
 
 @pytest.mark.parametrize("nbeta, gamma, step, local", [(50.0, 1.0, 0.02, True), (0.1, 0.01, 2.0, False)])

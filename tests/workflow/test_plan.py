@@ -8,7 +8,7 @@ import json
 
 import pytest
 import yaml
-from workflow_support import REPO, TINY
+from workflow_support import MACHINE, REPO, TINY, quick
 
 from grokslt import cli
 from grokslt.analysis.reference import load_reference
@@ -17,12 +17,6 @@ from grokslt.training.train import TrainConfig
 from grokslt.workflow import plan
 from grokslt.workflow.config import check_config, check_workflow
 from grokslt.workflow.experiments import expand_experiments
-
-MACHINE = plan.Machine(train=(1e-4, 1e-9), chain=(1e-4, 1e-9), start=1.0, figure=3.0)
-
-
-def quick():
-    return yaml.safe_load((REPO / "config" / "quick.yaml").read_text())
 
 
 def test_counts_follow_the_runs_and_their_checkpoints():

@@ -3,12 +3,10 @@ L_n(w*), runs that never reached val 95%, and every LLC's mark (the drawn data, 
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pandas as pd
 import pytest
-from test_figures import loss_table
+from figure_support import STEPS, loss_table, reads, summary_row
 
 from grokslt.figures import style
 from grokslt.figures.scaling import fig1b
@@ -16,23 +14,6 @@ from grokslt.figures.sensitivity import sensitivity
 from grokslt.figures.severity import fig9
 from grokslt.figures.theory import theory_vs_measurement
 from grokslt.figures.trajectory import fig2
-
-STEPS = np.arange(50, 550, 50)
-
-
-def summary_row(run: str, experiment: str, grokked: bool = True, **settings) -> dict:
-    row = {"run": run, "experiments": experiment, "status": "early_stop", "p": 7, "hidden": 16, "lr": 1e-2,
-           "weight_decay": 1e-4, "batch_size": 16, "seed": 0, "final_step": 500, "final_llc": 20.0,
-           "final_mcse": 0.5, "final_converged": True, "final_local": True, "final_descends": False,
-           "peak_llc": 30.0, "peak_converged": True, "peak_local": True, "gsm": 0.4, "llc_preset": "paper_code",
-           "memorisation_step": 100, "grok_step_50": 300, "grok_step_95": 450 if grokked else np.nan,
-           "final_keff_llc": 30.0, "generic_llc": 40.0, "lazy_lower": 45.5, "lazy_upper": 56.0}  # fmt: skip
-    return row | settings
-
-
-def reads(summary: list[dict], tables: dict | None = None, **csvs) -> SimpleNamespace:
-    return SimpleNamespace(summary=pd.DataFrame(summary), loss_data=tables or {}, authors_runs=lambda: [],
-                           certified={}, csv=lambda kind: csvs[kind])  # fmt: skip
 
 
 def marked(ax, marker: str) -> list:

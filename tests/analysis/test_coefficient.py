@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from estimation_support import dense_gauss_newton
 
 from grokslt.analysis.coefficient import data_rank, write_coefficient_table
 from grokslt.errors import BadInput
 from grokslt.estimation.laplace import gauss_newton_quadrature
 from grokslt.training.data import make_dataset
-from tests.test_laplace import dense_gauss_newton
 
 
 def interpolating_net(p=5, hidden=16):

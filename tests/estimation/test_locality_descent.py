@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_honest_diagnostics import ShiftedQuadratic
+from estimation_support import ShiftedQuadratic
 
 from grokslt.estimation.llc import estimate_llc
 from grokslt.estimation.locality import locality, mean_stderr

@@ -11,7 +11,7 @@ import pytest
 
 from grokslt.workflow import columns
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_column_of_every_table_has_a_meaning():

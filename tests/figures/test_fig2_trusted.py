@@ -8,12 +8,12 @@ from argparse import Namespace
 import numpy as np
 import pandas as pd
 import pytest
+from figure_support import sealed
 
 from grokslt.cli import main
 from grokslt.figures import style
 from grokslt.figures.inputs import Tables
 from grokslt.figures.trajectory import fig2
-from tests.test_figures import sealed
 
 STEPS = np.arange(50, 1050, 50)
 

@@ -8,9 +8,9 @@ import matplotlib.image
 import numpy as np
 import pandas as pd
 import pytest
+from figure_support import loss_table, sealed
 
 from grokslt.analysis.scorecard import COLUMNS as SCORECARD_COLUMNS
-from grokslt.artefacts import seal, sha256
 from grokslt.cli import main
 from grokslt.figures import style
 from grokslt.figures.accuracy import point_title
@@ -19,36 +19,6 @@ from grokslt.figures.scorecard import scorecard
 from grokslt.figures.trajectory import fig2
 
 DPI = 50
-
-
-def loss_table(steps: np.ndarray, peak: float) -> pd.DataFrame:
-    grok = 1 / (1 + np.exp(-(steps - steps.mean()) / 50))
-    llc = peak * (1 - np.exp(-steps / 100)) * (1 - 0.3 * grok)
-    return pd.DataFrame(
-        {
-            "step": steps,
-            "train_loss": 0.5 * np.exp(-steps / 50) + 1e-4,
-            "val_loss": 0.5 - 0.4 * grok,
-            "train_acc": np.minimum(1, steps / 100),
-            "val_acc": grok,
-            "llc": llc,
-            "llc_std": 0.05 * llc,
-            "trace_hutchinson": 2 * llc,
-            "llc_init_loss": 0.01,
-            "diverged": False,
-            "converged": steps > steps.mean(),
-            "local": steps > steps.min(),  # the first estimate not local: drawn as a cross
-            "r_hat": 1.0 + 0.1 * np.exp(-steps / 200),
-            "ess_bulk": 50 + steps,
-            "ess_tail": 40 + steps,
-            "r_hat_minibatch": 1.0 + 0.005 * np.exp(-steps / 200),
-            "ess_bulk_minibatch": 200 + 2 * steps,
-            "ess_tail_minibatch": 150 + 2 * steps,
-            "converged_minibatch": True,
-            "train_acc_offset": np.minimum(1, steps / 80),
-            "val_acc_offset": grok,
-        }
-    )
 
 
 @pytest.fixture(scope="module")
@@ -146,11 +116,6 @@ def tables(tmp_path_factory):
     )
     sealed(root / "base" / "traces.npz")
     return root
-
-
-def sealed(path):
-    """Seal a table written here as its writer (`grokslt tables`, `grokslt llc`) does: the figures read no other."""
-    seal(path, sha256(path.read_bytes()), "a test")
 
 
 def draw(name, root, out, *args):

@@ -4,7 +4,7 @@ measurement says what it is timing while it runs."""
 import logging
 
 import pytest
-from test_plan import MACHINE, quick
+from workflow_support import MACHINE, quick
 
 from grokslt.workflow import plan
 

@@ -4,6 +4,7 @@ a dense eigendecomposition, the V block's closed form, the trace limit and the r
 import numpy as np
 import pytest
 import torch
+from estimation_support import dense_gauss_newton
 
 from grokslt.analysis.hessian import exact_trace
 from grokslt.estimation.laplace import (
@@ -16,7 +17,6 @@ from grokslt.estimation.laplace import (
 )
 from grokslt.estimation.linear_v import v_only_estimand
 from grokslt.training.data import make_dataset
-from grokslt.training.model import forward_pairs
 
 P, K = 7, 6
 
@@ -29,17 +29,6 @@ def net():
     W = torch.randn(2 * P, K, generator=generator, dtype=torch.float64)
     V = torch.randn(P, K, generator=generator, dtype=torch.float64)
     return data, W, V, a, b
-
-
-def dense_gauss_newton(W, V, a, b):
-    """(1/n) J^T P J from autograd's Jacobian of the centred outputs."""
-
-    def centred_outputs(flat):
-        outputs = forward_pairs(flat[: W.numel()].reshape(W.shape), flat[W.numel() :].reshape(V.shape), a, b)
-        return (outputs - outputs.mean(dim=0)).reshape(-1)
-
-    J = torch.autograd.functional.jacobian(centred_outputs, torch.cat([W.reshape(-1), V.reshape(-1)]))
-    return J.T @ J / len(a)
 
 
 def dense_estimand(G, nbeta, gamma):

@@ -3,7 +3,7 @@ estimate that did not converge is not called "within MCSE" (that MCSE is no erro
 
 import numpy as np
 import pandas as pd
-from test_claims import linear_evidence, series, summary_row
+from claims_support import linear_evidence, series, summary_row
 
 from grokslt.analysis.claims import CLAIMS
 from grokslt.analysis.claims.evidence import Evidence

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "scripts").glob("*.py"))
+SCRIPTS = sorted((Path(__file__).resolve().parents[2] / "scripts").glob("*.py"))
 
 
 def test_there_are_scripts_to_check():

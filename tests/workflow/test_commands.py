@@ -13,7 +13,7 @@ from grokslt.figures import FIGURES, instances
 from grokslt.workflow.commands import Layout, figure_args
 from grokslt.workflow.config import check_workflow
 
-TINY = yaml.safe_load((Path(__file__).parent / "workflow" / "tiny.yaml").read_text())
+TINY = yaml.safe_load(Path(__file__).with_name("tiny.yaml").read_text())
 
 
 def layout(config: dict = TINY) -> Layout:

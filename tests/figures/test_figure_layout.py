@@ -9,8 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from test_figure_marks import STEPS, reads, summary_row
-from test_figures import loss_table
+from figure_support import STEPS, loss_table, reads, summary_row
 
 from grokslt.figures import style
 from grokslt.figures.calibration import calibration

@@ -3,8 +3,9 @@ whose estimand reaches a known coefficient, and every claim is asked of lambda_Q
 
 from __future__ import annotations
 
+from claims_support import linear_evidence
+
 from grokslt.analysis.claims.table import evaluate
-from tests.test_claims import linear_evidence
 
 
 def fig1a_rows(tables, estimator="llc"):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "grokslt"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "grokslt"
 
 # Bottom to top; a module may import its own stage and the stages below it.
 STAGES = ["base", "training", "estimation", "analysis", "figures", "workflow", "cli"]

@@ -1,4 +1,5 @@
-"""Helpers shared by the workflow and SLURM tests: running Snakemake on a copy of the workflow."""
+"""Helpers shared by the workflow and end-to-end tests: the repository's paths and configs, running Snakemake on a
+copy of the workflow."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from grokslt.workflow import plan
+
+REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TINY_RESULTS = "tiny results"  # the results path of TINY, relative to the working directory
+# A machine whose cost coefficients make the planner's arithmetic easy to check by hand.
+MACHINE = plan.Machine(train=(1e-4, 1e-9), chain=(1e-4, 1e-9), start=1.0, figure=3.0)
 
 
 def bare_environment() -> dict[str, str]:
@@ -60,6 +65,10 @@ def job_counts(output: str) -> dict[str, int]:
 
 def load(path: Path) -> dict:
     return yaml.safe_load(path.read_text())
+
+
+def quick() -> dict:
+    return load(REPO / "config" / "quick.yaml")
 
 
 def write_config(tmp_path: Path, config: dict, name: str = "config.yaml") -> Path:

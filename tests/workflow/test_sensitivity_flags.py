@@ -13,7 +13,7 @@ from grokslt.cli import build_parser
 from grokslt.workflow.commands import Layout
 from grokslt.workflow.config import check_workflow
 
-TINY = yaml.safe_load((Path(__file__).parent / "workflow" / "tiny.yaml").read_text())
+TINY = yaml.safe_load(Path(__file__).with_name("tiny.yaml").read_text())
 
 
 def test_a_thinned_baseline_gives_the_sensitivity_study_its_sampler_without_the_thinning():

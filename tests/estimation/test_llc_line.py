@@ -22,7 +22,7 @@ def test_the_line_says_why_an_estimate_is_not_local():
 
 
 def test_grokslt_llc_logs_the_described_line(caplog):
-    from test_refined import tiny_net
+    from estimation_support import tiny_net
 
     from grokslt.estimation import checkpoint_llc
     from grokslt.estimation.llc import sampler_settings

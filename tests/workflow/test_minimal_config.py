@@ -7,7 +7,7 @@ import yaml
 
 from grokslt.workflow.config import check_workflow
 
-README = Path(__file__).resolve().parents[1] / "config" / "README.md"
+README = Path(__file__).resolve().parents[2] / "config" / "README.md"
 
 
 def test_the_minimal_config_of_the_readme_checks_and_says_what_it_leaves_out():

@@ -10,7 +10,7 @@ from grokslt.figures import READS
 from grokslt.workflow.config import check_workflow, config_schema
 from grokslt.workflow.studies import STUDIES
 
-TINY = yaml.safe_load((Path(__file__).parent / "workflow" / "tiny.yaml").read_text())
+TINY = yaml.safe_load(Path(__file__).with_name("tiny.yaml").read_text())
 
 
 def test_every_study_is_a_config_section_a_figure_input_and_a_command():

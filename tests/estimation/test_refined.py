@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from estimation_support import tiny_net
 
 from grokslt.errors import BadInput
 from grokslt.estimation.checkpoint_llc import estimate_checkpoints
@@ -16,15 +17,6 @@ from grokslt.estimation.refined import FrozenParamsLoss, refined_problem, weight
 from grokslt.estimation.samplers import WEIGHT_GROUPS, SamplerSettings
 from grokslt.training.data import make_dataset
 from grokslt.training.model import centred_loss_and_grad, top_atoms
-
-
-def tiny_net(p=7, K=6, seed=0):
-    data = make_dataset(p, 0.6, seed)
-    generator = torch.Generator().manual_seed(seed)
-    W = torch.randn(2 * p, K, generator=generator, dtype=torch.float64)
-    V = 0.1 * torch.randn(p, K, generator=generator, dtype=torch.float64)
-    W[:, :2] *= 0.01  # two small atoms: atoms:top and atoms:rest both non-empty
-    return data, W, V
 
 
 @pytest.mark.parametrize("group", [g for g in WEIGHT_GROUPS if g != "all"])
