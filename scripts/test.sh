@@ -21,12 +21,12 @@ slurm_tmp=$(mktemp -d)
 # the tiny workflow's finished run, made once by whichever test process asks first (tests/conftest.py)
 GROKSLT_TEST_SHARED=$(mktemp -d)
 export GROKSLT_TEST_SHARED
-python -m pytest -q -m "slow or not slow" --basetemp "$slurm_tmp" tests/test_slurm.py > "$slurm_log" 2>&1 &
+python -m pytest -q -m "slow or not slow" --basetemp "$slurm_tmp" tests/e2e/test_slurm.py > "$slurm_log" 2>&1 &
 slurm=$!
 status=0
-python -m pytest -q -n 2 --dist loadfile --durations=30 -m "slow or not slow" --ignore=tests/test_slurm.py tests || status=$?
+python -m pytest -q -n 2 --dist loadfile --durations=30 -m "slow or not slow" --ignore=tests/e2e/test_slurm.py tests || status=$?
 wait "$slurm" || status=$?
-echo "--- tests/test_slurm.py"
+echo "--- tests/e2e/test_slurm.py"
 cat "$slurm_log"
 rm -rf "$slurm_log" "$slurm_tmp" "$GROKSLT_TEST_SHARED"
 exit "$status"
