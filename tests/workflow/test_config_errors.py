@@ -10,11 +10,15 @@ import copy
 
 import pytest
 import yaml
-from workflow_support import REPO, TINY, load, snakemake, write_config
+from config_support import ONE_EXPERIMENT_SKIPPED, one_experiment, tiny
+from snakemake.common.configfile import load_configfile
+from snakemake_interface_common.exceptions import WorkflowError
+from workflow_support import REPO, TINY, load
 
+from grokslt.figures import instances
 from grokslt.workflow.config import ConfigError, check_config, check_workflow, duplicate_keys
 
-# (the tests marked slow make one dry run of Snakemake, 2-6 s, each)
+# (what Snakemake prints of these: tests/e2e/test_config_dry_run.py)
 QUICK = load(REPO / "config" / "quick.yaml")
 MAX_LINES = 10
 
@@ -62,11 +66,6 @@ MISTAKES = {
 }
 
 
-def dry_run(tmp_path, configfile):
-    result = snakemake("-n", "--configfile", configfile, cwd=tmp_path, check=False)
-    return result, (result.stdout + result.stderr).strip().splitlines()
-
-
 @pytest.mark.parametrize("mistake", sorted(MISTAKES))
 def test_a_mistake_ends_in_a_few_lines_naming_the_key(mistake):
     edit, message = MISTAKES[mistake]
@@ -75,53 +74,39 @@ def test_a_mistake_ends_in_a_few_lines_naming_the_key(mistake):
     assert any(message in line for line in lines), "\n".join(lines)
 
 
-@pytest.mark.slow
-def test_snakemake_ends_on_a_mistake_before_any_job_with_each_line_marked(tmp_path):
-    """The workflow runs the same check at parse time: each line of it prefixed `config: `, nothing written."""
-    edit, message = MISTAKES["misspelt key"]
-    result, lines = dry_run(tmp_path, write_config(tmp_path, changed(edit)))
-    assert result.returncode != 0
-    assert len(lines) <= MAX_LINES, "\n".join(lines)
-    assert any(line.startswith(f"config: {message}") for line in lines), "\n".join(lines)
-    assert not (tmp_path / "results").exists()
-
-
-@pytest.mark.slow
-def test_yaml_that_does_not_parse_is_refused_in_a_few_lines(tmp_path):
+def test_yaml_that_does_not_parse_is_refused_in_a_line(tmp_path):
+    """Snakemake's own reading of `--configfile` (before our check sees a key): one line that says why."""
     (tmp_path / "broken.yaml").write_text("experiments: {baseline: [1\n")
-    result, lines = dry_run(tmp_path, tmp_path / "broken.yaml")
-    assert result.returncode != 0 and len(lines) <= MAX_LINES
-    assert any("not valid JSON or YAML" in line for line in lines)
+    with pytest.raises(WorkflowError) as raised:
+        load_configfile(tmp_path / "broken.yaml")
+    lines = str(raised.value).splitlines()
+    assert len(lines) == 1 and "not valid JSON or YAML" in lines[0]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("section", ["sampler_sensitivity", "figures.fig9", "figures", "llc", "hessian", "defaults"])
-def test_sections_with_defaults_may_be_left_out(section, tmp_path):
+def test_sections_with_defaults_may_be_left_out(section):
+    """Left out, a section is its defaults (`defaults` empty: the training's own). The workflow builds its jobs on a
+    config with several left out: tests/e2e/test_config_dry_run.py."""
+    *parents, last = section.split(".")
+
     def drop(config):
-        *parents, last = section.split(".")
         node = config
         for key in parents:
             node = node[key]
         del node[last]
 
-    result, lines = dry_run(tmp_path, write_config(tmp_path, changed(drop)))
-    assert result.returncode == 0, "\n".join(lines[-20:])
+    checked = check_workflow(changed(drop))
+    node = checked.config
+    for key in section.split("."):
+        node = node[key]
+    assert checked.runs and isinstance(node, dict)
 
 
-@pytest.mark.slow
-def test_a_figure_can_be_switched_off(tmp_path):
-    config = changed(lambda c: c["figures"].update(fig9=False))
-    result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path)
-    assert "fig9" not in result.stdout and "fig1a.png" in result.stdout
-
-
-# -- fast: the checks themselves, without Snakemake ----------------------------------------------------------
-
-
-def tiny(edit=lambda config: None) -> dict:
-    config = load(TINY)
-    edit(config)
-    return config
+def test_a_figure_can_be_switched_off():
+    """The figures the workflow draws are `instances` of the checked config's figures (workflow/rules/common.smk)."""
+    drawn = instances(check_workflow(changed(lambda c: c["figures"].update(fig9=False))).config["figures"])
+    assert "fig9" not in drawn and "fig1a" in drawn
+    assert "fig9" in instances(check_workflow(QUICK).config["figures"])
 
 
 def mistakes(config: dict, files=()) -> list[str]:
@@ -214,31 +199,6 @@ def test_every_mistake_is_reported_at_once_one_line_each():
     ]
 
 
-def one_experiment(name: str = "baseline") -> dict:
-    """The tiny config with one experiment, and no key that names another."""
-
-    def edit(config):
-        config["experiments"] = {name: {}}
-        del config["sampler_sensitivity"], config["certified"], config["refined"]
-        config["figures"] = {"dpi": 60}
-
-    return tiny(edit)
-
-
-ONE_EXPERIMENT_SKIPPED = [
-    "figures.fig1a: not drawn, its experiment 'vary_p' (the default) is not in this config",
-    "figures.fig1b: not drawn, its experiment 'vary_K' (the default) is not in this config",
-    "figures.fig2.band_experiment: 'seeds' (the default) is not in this config; drawn without it",
-    "figures.saturation: not drawn, its experiment 'baseline_long' (the default) is not in this config",
-    "figures.trajectories: not drawn, its experiments 'vary_p', 'vary_K', 'vary_lr_wd' (the default) not in this "
-    "config",
-    "figures.fig9: not drawn, its experiment 'vary_lr_wd' (the default) is not in this config",
-    "figures.estimator_accuracy: not drawn, estimator_accuracy.experiment 'accuracy_nets' (the default) is not in "
-    "this config",
-    "figures.theory_vs_measurement: not drawn, its experiments 'vary_p', 'vary_K' (the default) not in this config",
-]
-
-
 def test_a_config_of_one_experiment_leaves_out_what_needs_others_with_a_line_each():
     checked = check_workflow(one_experiment())
     assert checked.skipped == ONE_EXPERIMENT_SKIPPED
@@ -314,28 +274,6 @@ def test_null_is_accepted_where_something_can_go_without_it():
     assert early_stop[0].startswith("defaults.early_stop = None: expected stop once")
     needed = mistakes(tiny(lambda c: c["calibration"].update(experiment=None)))
     assert needed[0].startswith("calibration: calibration.experiment is null, but certified.experiments needs it")
-
-
-# -- slow: what a person sees from Snakemake ------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_a_key_given_twice_ends_the_run_before_any_job(tmp_path):
-    path = write_config(tmp_path, QUICK)
-    path.write_text(path.read_text() + "threads: 2\n")
-    result, lines = dry_run(tmp_path, path)
-    assert result.returncode != 0 and len(lines) <= MAX_LINES
-    assert any(f"config: {path}: threads given twice in one mapping" in line for line in lines), "\n".join(lines)
-
-
-@pytest.mark.slow
-def test_a_config_of_one_experiment_runs_and_says_what_it_leaves_out(tmp_path):
-    config = one_experiment()
-    config["results"] = str(tmp_path / "results")
-    result, lines = dry_run(tmp_path, write_config(tmp_path, config))
-    assert result.returncode == 0, "\n".join(lines[-20:])
-    assert [line for line in lines if line.startswith("config: ")] == [f"config: {s}" for s in ONE_EXPERIMENT_SKIPPED]
-    assert "fig2.png" in result.stdout and "fig1a.png" not in result.stdout
 
 
 def test_a_refined_residue_outside_the_runs_field_is_one_line_before_any_job():
