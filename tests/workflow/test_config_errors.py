@@ -342,3 +342,33 @@ def test_every_shipped_config_passes_every_check(path):
     assert check_workflow(config, [path]).runs
     gpu = REPO / "config" / "gpu.yaml"
     assert check_workflow(overlaid(config, load(gpu)), [path, gpu]).runs
+
+
+@pytest.mark.parametrize("value", ["out;touch pwned;", "$(touch pwned)", "`touch pwned`", "a'b", 'a"b', "-rf"])
+def test_config_values_that_could_reach_a_shell_are_refused_naming_the_key(value):
+    assert mistakes(tiny(lambda c: c.update(results=value))) == [
+        f"results = {value!r}: expected output directory: letters, digits, spaces and _ . / + - (not first: space, -)"
+    ]
+
+
+def test_experiment_names_that_could_reach_a_shell_are_refused():
+    named = mistakes(tiny(lambda c: c["experiments"].update({"x;touch pwned": {}})))
+    assert named == ["experiments = 'x;touch pwned': expected text matching ^[A-Za-z][A-Za-z0-9_]*$"]
+    drawn = mistakes(tiny(lambda c: c["figures"]["fig1a"].update(experiment="vary_p;touch pwned")))
+    assert len(drawn) == 1
+    assert drawn[0].startswith("figures.fig1a.experiment = 'vary_p;touch pwned': no such experiment")
+
+
+def test_eval_every_past_max_steps_is_refused_in_a_line_for_each_experiment_it_would_end_early():
+    lines = mistakes(tiny(lambda c: c["defaults"].update(eval_every=500, max_steps=200)))
+    assert len(lines) > 1 and all("eval_every = 500 > max_steps = " in line for line in lines)
+    assert lines[0] == (
+        "experiments.baseline: eval_every = 500 > max_steps = 200: training would end before its first evaluation; "
+        "expected eval_every <= max_steps"
+    )
+
+
+def test_a_sweep_point_that_is_not_prime_is_named_by_its_run():
+    """(A run of Snakemake on such a config ends before any job: tests/e2e/test_config_dry_run.py.)"""
+    lines = mistakes(tiny(lambda c: c["experiments"]["vary_p"]["sweep"].update(p=[5, 51])))
+    assert lines == ["experiments.vary_p p=51: p = 51: expected a prime integer >= 3"]
