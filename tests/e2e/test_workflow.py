@@ -71,11 +71,20 @@ def expected_counts(config: dict) -> dict[str, int]:
     }
 
 
-@pytest.mark.parametrize("configfile", [REPO / "config.yaml", REPO / "config" / "quick.yaml", TINY])
+@pytest.mark.parametrize("configfile", [REPO / "config" / "quick.yaml", TINY])
 def test_dry_run_job_counts(configfile, tmp_path):
     config = load(configfile)
     config["results"] = str(tmp_path / "results")
     result = snakemake("-n", "--configfile", write_config(tmp_path, config), cwd=tmp_path)
+    assert job_counts(result.stdout) == expected_counts(config)
+
+
+def test_without_a_config_flag_the_workflow_reads_config_yaml_and_counts_its_jobs(tmp_path):
+    """config.yaml's dry run (1,200 jobs, the slowest to build) as a user starts it: no --configfile, the default
+    profile names config.yaml (its results moved here, so that results of the repository's own do not count)."""
+    results = tmp_path / "results"
+    result = snakemake("-n", "--config", f"results={results}", cwd=REPO)
+    config = load(REPO / "config.yaml") | {"results": str(results)}
     assert job_counts(result.stdout) == expected_counts(config)
 
 
@@ -293,12 +302,11 @@ def test_sigkill_mid_run_then_restart_gives_the_same_results(finished_tiny, tmp_
     assert {path: expected[path] for path in restarted} == restarted
 
 
-@pytest.mark.parametrize("profile", [[], ["--profile", "profiles/slurm"]])
-def test_profiles_load_config_yaml_by_default(profile):
-    result = snakemake("-n", *profile, cwd=REPO)
+def test_the_slurm_profile_loads_config_yaml_by_default():
+    """(The default profile: test_without_a_config_flag_the_workflow_reads_config_yaml_and_counts_its_jobs.)"""
+    result = snakemake("-n", "--profile", "profiles/slurm", cwd=REPO)
     assert job_counts(result.stdout)["train"] == len(expand_experiments(check_config(load(REPO / "config.yaml")))[0])
-    if profile:
-        assert "slurm_partition=main" in result.stdout
+    assert "slurm_partition=main" in result.stdout
 
 
 @pytest.mark.slow
