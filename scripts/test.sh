@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Set up from nothing, build the documentation site strictly and run the whole test suite (slow end-to-end tests
 # and the tutorial included).
+# The tests sit in a folder per stage of the package (tests/training, estimation, analysis, figures, workflow,
+# package, docs) and tests/e2e for what starts Snakemake or the commands end to end; helpers in tests/support.
 # The SLURM tests mostly wait on the cluster's scheduler: they run beside the rest, which runs on two
 # pytest workers, one test file per worker at a time (module fixtures are built once per file); every
 # process shares one finished run of the tiny workflow. The slowest 30 are listed: the suite must stay under
-# 20 minutes.
+# 15 minutes on two cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -21,12 +23,12 @@ slurm_tmp=$(mktemp -d)
 # the tiny workflow's finished run, made once by whichever test process asks first (tests/conftest.py)
 GROKSLT_TEST_SHARED=$(mktemp -d)
 export GROKSLT_TEST_SHARED
-python -m pytest -q -m "slow or not slow" --basetemp "$slurm_tmp" tests/test_slurm.py > "$slurm_log" 2>&1 &
+python -m pytest -q -m "slow or not slow" --basetemp "$slurm_tmp" tests/e2e/test_slurm.py > "$slurm_log" 2>&1 &
 slurm=$!
 status=0
-python -m pytest -q -n 2 --dist loadfile --durations=30 -m "slow or not slow" --ignore=tests/test_slurm.py tests || status=$?
+python -m pytest -q -n 2 --dist loadfile --durations=30 -m "slow or not slow" --ignore=tests/e2e/test_slurm.py tests || status=$?
 wait "$slurm" || status=$?
-echo "--- tests/test_slurm.py"
+echo "--- tests/e2e/test_slurm.py"
 cat "$slurm_log"
 rm -rf "$slurm_log" "$slurm_tmp" "$GROKSLT_TEST_SHARED"
 exit "$status"

@@ -2,7 +2,7 @@
 and MLPs and transformers through the same pipeline.
 
 Where things are: the package is grouped by stage, in the order data flows; each folder imports only the
-folders above it in this list, and no modules import each other in a cycle (tests/test_layers.py holds both).
+folders above it in this list, and no modules import each other in a cycle (tests/package/test_layers.py holds both).
 
 - base: `errors` (the one-line BadInput), `io` (atomic writes, checkpoints), `settings` (the `setting(...)`
   fields every settings class is made of), `runtime` (threads, subnormal floats), `cpu_kernels` (the compiled

@@ -10,12 +10,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from claims_support import summary_row
 
 from grokslt.workflow import columns, plan
 from grokslt.workflow.commands import Layout
 from grokslt.workflow.config import ConfigError, check_workflow, config_schema
 from grokslt.workflow.studies import STUDIES, Columns, Study
-from tests.test_claims import summary_row
 
 TINY = yaml.safe_load((Path(__file__).parent / "tiny.yaml").read_text())
 

@@ -10,7 +10,7 @@ else there, and the help text of the settings classes (`grokslt.settings`) for t
 
     python -m grokslt.workflow.columns > docs/columns.md
 
-regenerates the reference; tests/test_columns.py fails when a column has no meaning or the file is stale.
+regenerates the reference; tests/workflow/test_columns.py fails when a column has no meaning or the file is stale.
 """
 
 # one meaning per line in DESCRIPTIONS, however long:
@@ -629,7 +629,7 @@ def reference() -> str:
         "(`llc_chain_0`, `llc_chain_1`, ...), `version_{package}` for one per package.",
         "",
         f"Generated from the code that writes each table (`grokslt.workflow.columns`): `{REGENERATE}`.",
-        "`tests/test_columns.py` fails when a column has no meaning or this file is stale.",
+        "`tests/workflow/test_columns.py` fails when a column has no meaning or this file is stale.",
         "",
         *[f"- [`{table.path}`](#{_anchor(table.path)})" for table in tables()],
     ]

@@ -350,7 +350,7 @@ def expected_stops(runs: dict[str, TrainConfig], reference_root) -> dict[str, tu
     Nearest: Euclidean in (log10 lr, log2 batch size, log10(weight decay + 1e-6), log2 K, p / 10, train
     fraction x 10) with the optimizer equal; a seed is no setting, so another seed's log counts as nearest
     at distance 0. Leave-one-out on the 133 shipped logs: total steps 1.00x the logged, 92% of runs within 2x,
-    median error a factor 1.26 (tests/test_plan.py holds the total within 2x)."""
+    median error a factor 1.26 (tests/workflow/test_plan.py holds the total within 2x)."""
     from grokslt.analysis.reference import find_match, load_reference
 
     authors = load_reference(reference_root)
