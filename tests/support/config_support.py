@@ -33,4 +33,7 @@ ONE_EXPERIMENT_SKIPPED = [
     "figures.estimator_accuracy: not drawn, estimator_accuracy.experiment 'accuracy_nets' (the default) is not in "
     "this config",
     "figures.theory_vs_measurement: not drawn, its experiments 'vary_p', 'vary_K' (the default) not in this config",
+    "figures.claim_fig1a: not drawn, its experiment 'vary_p' (the default) is not in this config",
+    "figures.claim_fig1b: not drawn, its experiment 'vary_K' (the default) is not in this config",
+    "figures.claim_keff: not drawn, its experiments 'vary_p', 'vary_K' (the default) not in this config",
 ]

@@ -204,7 +204,7 @@ def test_a_config_of_one_experiment_leaves_out_what_needs_others_with_a_line_eac
     assert checked.skipped == ONE_EXPERIMENT_SKIPPED
     figures = checked.config["figures"]
     drawn = sorted(name for name, section in figures.items() if name != "dpi" and section is not False)
-    assert drawn == ["calibration", "diagnostics", "fig2", "scorecard", "sensitivity"]
+    assert drawn == ["calibration", "claim_fig2", "diagnostics", "fig2", "scorecard", "sensitivity"]
     assert figures["fig2"] == {"experiment": "baseline", "band_experiment": None}
     assert checked.config["estimator_accuracy"]["experiment"] is None  # (not run)
 

@@ -51,10 +51,11 @@ for study in STUDIES.values():
             mem_mb=4000,
             runtime=240,
         params:
+            command=study.command,
             args=study_args(study),
             out=study_out(study),
-        shell:
-            f"grokslt {study.command} {{params.args:q}} --threads {{threads}} --out {{params.out:q}} > {{log:q}} 2>&1"
+        shell:  # (read at run time, when the loop variable names the last study: the command travels in params)
+            "grokslt {params.command} {params.args:q} --threads {threads} --out {params.out:q} > {log:q} 2>&1"
 
 
 rule certify:
