@@ -9,7 +9,7 @@
 # 15 minutes on two cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 . .venv/bin/activate
 ruff check src tests benchmarks examples scripts
 snakefmt --check Snakefile workflow/rules
