@@ -414,7 +414,7 @@ def trajectory_reach(estimates: pd.DataFrame, label: str, table: pd.DataFrame) -
     """What one preset's estimand is along the trajectory: its reach of V's coefficient; lambda_Q against tr(H) / 2."""
     reach = estimates["v_reach"].dropna()
     said = (f"{label}: reach of V's known coefficient not measured" if reach.empty else
-            f"{label}: the estimand reaches {spread(100 * reach, '.2g')}% of V's known coefficient")  # fmt: skip
+            f"{label}: the estimand reaches at most {100 * reach.max():.2g}% of V's known coefficient")  # fmt: skip
     trace = half_trace(table)[0].set_axis(table["step"])
     ratio = (estimates.set_index("step")["lambda_q"] / trace.reindex(estimates["step"])).dropna()
     if len(ratio) and (ratio - 1).abs().max() <= TRACE_MATCH:
