@@ -51,7 +51,7 @@ def test_another_project_runs_the_workflow_as_a_module(tmp_path):
     snakemake("--cores", "2", cwd=tmp_path, snakefile=host, timeout=300)
     results = tmp_path / TINY_RESULTS
     drawn = sorted(path.stem for path in (results / "figures").glob("*.png"))
-    assert drawn == ["diagnostics", "fig2", "scorecard"]
+    assert drawn == ["claim_fig2", "diagnostics", "fig2", "scorecard"]
     assert (results / "claims" / "claims.csv").stat().st_size > 0
     snakemake("--report", tmp_path / "report.html", cwd=tmp_path, snakefile=host)
     assert "Sampler diagnostics" in (tmp_path / "report.html").read_text(errors="replace")

@@ -54,6 +54,7 @@ def test_threads_started_after_configure_flush_too(restore_mode):
 
 
 @pytest.mark.slow
+@pytest.mark.paper
 def test_flushing_leaves_the_baseline_log_unchanged(restore_mode, tmp_path):
     """The paper's baseline (p 53, K 1024, 15,900 steps to its early stop: the authors' retrace) logs
     the same bytes with subnormals flushed and with IEEE subnormals."""

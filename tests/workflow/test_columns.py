@@ -81,7 +81,7 @@ def test_every_table_the_tiny_workflow_writes_is_documented(finished_tiny):
         extra = [name for name in names if name not in documented[table]]
         assert not extra, f"{relative}: columns {extra} are not in the reference of {table}"
         checked.add(table)
-    assert checked == {table.path for table in columns.tables()}
+    assert checked == {table.path for table in columns.tables() if table.workflow}
 
 
 @pytest.mark.slow

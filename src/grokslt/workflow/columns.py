@@ -216,6 +216,7 @@ class Table:
     prefixes: tuple[tuple[str, str, str], ...] = ()
     like: str | None = None
     kind: str = "column"
+    workflow: bool = True  # False: only a command a person runs writes it (the workflow puts its rows elsewhere)
 
 
 LOG = "runs/RUN/train_log.csv"
@@ -275,6 +276,7 @@ TABLES = [
         "One row per checkpoint, written by `grokslt hessian` (the workflow computes the same rows inside "
         "`grokslt tables`, into loss_data.csv's trace columns).",
         settings=(HESSIAN,),
+        workflow=False,
     ),
     Table(
         "runs/RUN/theory.csv",
@@ -283,6 +285,7 @@ TABLES = [
         "Only for runs the closed forms describe (the quadratic network, the centred MSE, modular addition): "
         "the command refuses any other run in one line.",
         {"step": "the checkpoint's step (optimizer steps)"},
+        workflow=False,
     ),
     Table(
         "runs/RUN/params.csv",
@@ -424,7 +427,7 @@ TABLES = [
 
 
 def tables() -> list[Table]:
-    """Every table the workflow writes: TABLES, and each study's (`workflow.studies.STUDIES`) before the scorecard."""
+    """Every table the package writes: TABLES, and each study's (`workflow.studies.STUDIES`) before the scorecard."""
     at = next(i for i, table in enumerate(TABLES) if table.path == "scorecard/scorecard.csv")
     return [*TABLES[:at], *map(study_table, STUDIES.values()), *TABLES[at:]]
 

@@ -56,7 +56,7 @@ class Study:
     arguments: Callable[[Any, list[str]], list[str]]  # (commands.Layout, the runs it reads) -> flags before --out
     output: str  # the table under `results`: {run} per run, {experiment} the section's experiment
     table: str  # the figure input its table is (grokslt.figures.READS)
-    rule: str  # the workflow's rule
+    rule: str  # the workflow's rule (the command's name, unless a figure's target rule has it: sensitivity_grid)
     columns: Columns
     seconds: Callable[[dict, list[str], Any], float]  # (section, its runs, plan.Prices) -> CPU seconds
     runs: Callable[[dict], bool] = always  # whether a checked config runs it (given its experiments)
