@@ -3,10 +3,10 @@
 # and the tutorial included; `--paper` adds the tests that train at the paper's scale).
 # The tests sit in a folder per stage of the package (tests/training, estimation, analysis, figures, workflow,
 # package, docs) and tests/e2e for what starts Snakemake or the commands end to end; helpers in tests/support.
-# The SLURM tests mostly wait on the cluster's scheduler: they run beside the rest, which runs on three
-# pytest workers (on two cores: the end-to-end tests spend much of their time waiting on their subprocesses),
-# one test file per worker at a time (module fixtures are built once per file); every process shares one
-# finished run of the tiny workflow. The slowest 30 are listed: the suite must stay under 15 minutes on two cores.
+# The SLURM tests mostly wait on the cluster's scheduler: they run beside the rest, which runs on two
+# pytest workers (three were slower on two cores), one test file per worker at a time (module fixtures are
+# built once per file); every process shares one finished run of the tiny workflow. The slowest 30 are
+# listed: the suite must stay under 15 minutes on two cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 marks="(slow or not slow) and not paper"
@@ -33,7 +33,7 @@ export GROKSLT_TEST_SHARED
 python -m pytest -q -m "slow or not slow" --basetemp "$slurm_tmp" tests/e2e/test_slurm.py > "$slurm_log" 2>&1 &
 slurm=$!
 status=0
-python -m pytest -q -n 3 --dist loadfile --durations=30 -m "$marks" --ignore=tests/e2e/test_slurm.py tests || status=$?
+python -m pytest -q -n 2 --dist loadfile --durations=30 -m "$marks" --ignore=tests/e2e/test_slurm.py tests || status=$?
 wait "$slurm" || status=$?
 echo "--- tests/e2e/test_slurm.py"
 cat "$slurm_log"

@@ -204,7 +204,7 @@ def test_debug_shows_the_traceback(tmp_path):
 
 @pytest.mark.parametrize("command", ["llc", "hessian"])
 def test_a_job_killed_mid_chunk_leaves_nothing_a_rerun_trusts(run, tmp_path, command):
-    extra = [*FAST_LLC[:2], "--num-draws", "5000"] if command == "llc" else ["--num-probes", "2000"]
+    extra = [*FAST_LLC[:2], "--num-draws", "1500"] if command == "llc" else ["--num-probes", "600"]
     args = [sys.executable, "-m", "grokslt", command, "--run", str(run), *extra, "--out", str(tmp_path / "out.csv")]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120

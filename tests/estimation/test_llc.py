@@ -135,7 +135,7 @@ def test_normal_crossing_single_factor_reaches_its_coefficient(float64):
 def test_normal_crossing_two_factors_matches_exact_posterior(dtype, noise):
     """K = (w1 w2^2)^2 / 2: lambda = 1/(2 max k) = 1/4. At finite nbeta the estimate is the posterior
     mean of nbeta K, computed here by quadrature; it approaches 1/4 from below as nbeta grows. That
-    target has no bias left, so the check is to Monte Carlo error: 1024 chains, about 1.5 per cent.
+    target has no bias left, so the check is to Monte Carlo error: 1024 chains, about 1.7 per cent.
     In float32 on a CPU the noise comes from the compiled kernels, in float64 from torch."""
     t, gamma = 1e3, 4.0
     settings = SamplerSettings(
@@ -143,7 +143,7 @@ def test_normal_crossing_two_factors_matches_exact_posterior(dtype, noise):
         localization=gamma,
         num_chains=1024,
         num_burnin=3000,
-        num_draws=12000,
+        num_draws=6000,
         nbeta=t,
         init_loss="full",
     )

@@ -27,8 +27,8 @@ def regression(d: int = 4, n: int = 2000):
     y = X @ torch.randn(d, generator=gen) + torch.randn(n, generator=gen)
     w_star = torch.linalg.lstsq(X, y[:, None]).solution[:, 0]
 
-    def loss_fn(params, idx):
-        return 0.5 * (y[idx] - torch.einsum("cbd,cd->cb", X[idx], params["w"])).pow(2).mean(dim=1)
+    def loss_fn(params, idx):  # every sample's prediction by one product, then the batch's (no [chains, batch, d] copy)
+        return 0.5 * (y[idx] - (params["w"] @ X.T).gather(1, idx)).pow(2).mean(dim=1)
 
     # its Gauss-Newton matrix (and Hessian) X^T X / n, for the preconditioned sampler
     loss_fn.curvature_blocks = lambda centre: {"w": Blocks((X.T @ X / n).unsqueeze(0), Layout(None, 0))}
