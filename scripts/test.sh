@@ -18,13 +18,17 @@ elif [[ $# -gt 0 ]]; then
 fi
 bash scripts/setup.sh --test
 . .venv/bin/activate
-ruff check src tests benchmarks examples scripts
-snakefmt --check Snakefile workflow/rules
-snakemake --lint > /dev/null
-# the documentation site: a broken link, anchor, page or tutorial include fails here
+# the static checks run beside the tests (each is one process on one core): ruff, snakefmt, Snakemake's lint, and
+# the documentation site, where a broken link, anchor, page or tutorial include fails
+static_log=$(mktemp)
 site=$(mktemp -d)
-NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"
-rm -rf "$site"
+(
+    ruff check src tests benchmarks examples scripts
+    snakefmt --check Snakefile workflow/rules
+    snakemake --lint > /dev/null
+    NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"
+) > "$static_log" 2>&1 &
+static=$!
 slurm_log=$(mktemp)
 slurm_tmp=$(mktemp -d)
 # the tiny workflow's finished run, made once by whichever test process asks first (tests/conftest.py)
@@ -35,7 +39,10 @@ slurm=$!
 status=0
 python -m pytest -q -n 2 --dist loadfile --durations=30 -m "$marks" --ignore=tests/e2e/test_slurm.py tests || status=$?
 wait "$slurm" || status=$?
+wait "$static" || status=$?
 echo "--- tests/e2e/test_slurm.py"
 cat "$slurm_log"
-rm -rf "$slurm_log" "$slurm_tmp" "$GROKSLT_TEST_SHARED"
+echo "--- ruff, snakefmt, snakemake --lint, mkdocs build --strict"
+cat "$static_log"
+rm -rf "$slurm_log" "$slurm_tmp" "$GROKSLT_TEST_SHARED" "$static_log" "$site"
 exit "$status"
