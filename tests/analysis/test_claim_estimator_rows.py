@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from grokslt.analysis.claims.data_rank import rank_reason
 from grokslt.analysis.claims.table import evaluate, write_claims
 from grokslt.artefacts import seal, sha256
 
@@ -160,3 +161,10 @@ def test_claims_csv_reads_the_sealed_coefficient_tables(tmp_path):
     written = pd.read_csv(tmp_path / "claims.csv")
     truth = written[(written["claim"] == "fig1a_linear_p") & (written["estimator"] == "r/2")]
     assert truth["verdict"].tolist() == ["holds", "inconclusive"]
+
+
+def test_rank_reason_names_why_r_half_is_missing():
+    row = {"half_rank": np.nan, "interpolating": True, "rank_gap": False}
+    assert rank_reason(pd.Series(row)).startswith("rank not numerically defined")
+    assert rank_reason(pd.Series(row | {"interpolating": False})) == "not interpolating"
+    assert rank_reason(pd.Series(row | {"half_rank": 3.0})) == ""

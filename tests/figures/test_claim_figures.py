@@ -14,7 +14,7 @@ import pytest
 
 from grokslt.artefacts import seal, sha256
 from grokslt.cli import main
-from grokslt.figures import FIGURES, OPTIONAL, READS, estimators, style
+from grokslt.figures import FIGURES, OPTIONAL, READS, style
 from grokslt.figures.inputs import Tables
 
 STEPS = np.arange(100, 1100, 100)
@@ -228,13 +228,6 @@ def test_an_edited_coefficient_table_is_refused(tables, tmp_path, capsys):
               "--loss-data", *map(str, tables["loss_data"]), "--coefficient", str(path)])  # fmt: skip
     assert exit_info.value.code == 2 and "not the bytes" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
-
-
-def test_rank_reason_names_why_r_half_is_missing():
-    row = {"half_rank": np.nan, "interpolating": True, "rank_gap": False}
-    assert estimators.rank_reason(pd.Series(row)) == "rank not numerically defined"
-    assert estimators.rank_reason(pd.Series(row | {"interpolating": False})) == "not interpolating"
-    assert estimators.rank_reason(pd.Series(row | {"half_rank": 3.0})) == ""
 
 
 def test_a_sweep_that_never_grokked_is_said_not_failed(tmp_path):

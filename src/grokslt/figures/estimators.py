@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from grokslt.analysis.claims.data_rank import rank_reason
 from grokslt.analysis.claims.reach import REACH_MIN
 from grokslt.figures import inputs, style
 
@@ -73,15 +74,6 @@ def half_trace(table: pd.DataFrame) -> tuple[pd.Series, str]:
     if "trace_exact" in table and table["trace_exact"].notna().all():
         return table["trace_exact"] / 2, "exact"
     return table["trace_hutchinson"] / 2, "Hutchinson"
-
-
-def rank_reason(checkpoint: pd.Series) -> str:
-    """Why the data-rank rule gives no r / 2 at a coefficient table's checkpoint ('' where it gives one)."""
-    if pd.notna(checkpoint["half_rank"]):
-        return ""
-    if not checkpoint["interpolating"]:
-        return "not interpolating"
-    return "rank not numerically defined"
 
 
 # -- finals of a sweep (Figures 1a, 1b, K_eff) ---------------------------------------------------------------

@@ -34,8 +34,8 @@ def coefficient_series(table: pd.DataFrame) -> pd.DataFrame:
                         ).reset_index(drop=True)  # fmt: skip
 
 
-def why_not(checkpoint: pd.Series) -> str:
-    """Why the rule gives no r / 2 at a tabled checkpoint ('' where it does)."""
+def rank_reason(checkpoint: pd.Series) -> str:
+    """Why the data-rank rule gives no r / 2 at a coefficient table's checkpoint ('' where it gives one)."""
     if pd.notna(checkpoint["half_rank"]):
         return ""
     if not checkpoint["interpolating"]:
@@ -66,7 +66,7 @@ def data_rank_rows(claim, evidence: Evidence, coefficient: Mapping[str, pd.DataF
             total += 1
             continue
         for _, checkpoint in checkpoints.iterrows():
-            reason = why_not(checkpoint)
+            reason = rank_reason(checkpoint)
             if reason:
                 reasons[reason] += 1
             if reason == "not interpolating":
