@@ -386,7 +386,7 @@ def tables_arguments(parser: argparse.ArgumentParser) -> None:
 @command(
     "tables",
     "the Hessian trace and the closed forms at each checkpoint of a run, joined with its log and LLC tables into "
-    "params.csv and loss_data.csv",
+    "params.csv and loss_data.csv, and the run's summary row (summary.csv beside params.csv)",
     tables_arguments,
 )
 def run_tables(args: argparse.Namespace) -> None:
@@ -436,26 +436,21 @@ def run_waic(args: argparse.Namespace) -> None:
 
 
 def summary_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", nargs="+", required=True, help="run directories holding params.csv, loss_data.csv")
+    parser.add_argument("--runs", nargs="+", required=True, help="run directories, each with its summary.csv row "
+                        "(`grokslt tables`)")  # fmt: skip
     parser.add_argument("--experiment", nargs="*", default=[], help="name=run1,run2 membership")
     parser.add_argument("--out", required=True)
 
 
-@command("summary", "one row per run: final/peak LLC, GSM, transition steps, closed forms", summary_arguments)
+@command("summary", "one row per run: final/peak LLC, GSM, transition steps, closed forms", summary_arguments,
+         tensors=False)  # fmt: skip
 def run_summary(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from grokslt.workflow.tables import write_summary
+    from grokslt.analysis.summary import parse_membership, write_summary
 
     runs = {Path(path).name: Path(path) for path in args.runs}
-    membership = {}
-    for item in args.experiment:
-        name, _, members = item.partition("=")
-        membership[name] = [m for m in members.split(",") if m]
-        unknown = sorted(set(membership[name]) - set(runs))
-        if unknown:
-            raise ValueError(f"--experiment {name}: runs {unknown} are not among --runs")
-    write_summary(runs, membership, args.out)
+    write_summary(runs, parse_membership(args.experiment, runs, "--experiment"), args.out)
 
 
 def claims_arguments(parser: argparse.ArgumentParser) -> None:
@@ -572,6 +567,8 @@ def figure_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=key, type=int, default=default)
         else:
             parser.add_argument(flag, dest=key, help="an experiment of the config")
+    parser.add_argument("--membership", nargs="*", help="name=run1,run2: the experiments of the runs whose "
+                        "summary.csv rows --summary gives (leave out with summary/runs.csv)")  # fmt: skip
     parser.add_argument("--dpi", type=int, default=200)
     parser.add_argument("--out", required=True, help="output path without suffix")
 

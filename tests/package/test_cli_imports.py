@@ -22,6 +22,7 @@ print("torch" in sys.modules, file=sys.stderr)
 MISSING_INPUT = {
     "figure": ["figure", "fig1a", "--summary", "absent.csv", "--out", "absent"],
     "claims": ["claims", "--summary", "absent.csv", "--loss-data", "absent.csv", "--out", "absent.csv"],
+    "summary": ["summary", "--runs", "absent", "--out", "absent.csv"],
 }
 
 

@@ -113,13 +113,34 @@ def test_an_edited_run_record_is_refused(run, capsys, edit):
     assert f"{run / 'run.json'}" in err and "edited" in err and "delete" in err
 
 
-def test_a_truncated_loss_table_is_not_summarised(run, capsys):
+def claims_of(capsys, run: Path, finished: Path) -> tuple[int, str]:
+    """`grokslt claims` on the run's loss table: a reader of loss_data.csv after `grokslt tables`."""
+    return cli(capsys, "claims", "--summary", finished.parent / "summary.csv", "--loss-data", run / "loss_data.csv",
+               "--out", run.parent / "c.csv")  # fmt: skip
+
+
+def test_a_truncated_loss_table_is_not_read(run, finished, capsys):
     loss = run / "loss_data.csv"
     loss.write_bytes(loss.read_bytes()[:-250])
-    status, err = cli(capsys, "summary", "--runs", run, "--out", run.parent / "s.csv")
+    status, err = claims_of(capsys, run, finished)
     assert status == 2
     assert str(loss) in err and "`grokslt tables`" in err and "delete it" in err
+    assert not (run.parent / "c.csv").exists()
+
+
+def test_a_truncated_summary_row_is_not_summarised(run, capsys):
+    row = run / "summary.csv"
+    row.write_bytes(row.read_bytes()[:-30])
+    status, err = cli(capsys, "summary", "--runs", run, "--out", run.parent / "s.csv")
+    assert status == 2
+    assert f"{row}: not the bytes `grokslt tables` wrote" in err
     assert not (run.parent / "s.csv").exists()
+
+
+def test_a_missing_summary_row_names_the_command_that_writes_it(run, capsys):
+    (run / "summary.csv").unlink()
+    status, err = cli(capsys, "summary", "--runs", run, "--out", run.parent / "s.csv")
+    assert status == 2 and f"{run / 'summary.csv'}: missing; run `grokslt tables --run {run}`" in err
 
 
 def reseal(path: Path) -> None:
@@ -137,25 +158,20 @@ def rewrite(path: Path, change) -> None:
     reseal(path)
 
 
-@pytest.mark.parametrize("command", ["summary", "claims"])
-def test_a_missing_llc_column_is_named(run, finished, capsys, command):
+def test_a_missing_llc_column_is_named(run, finished, capsys):
     rewrite(run / "loss_data.csv", lambda table: table.drop(columns="llc", inplace=True))
-    if command == "summary":
-        status, err = cli(capsys, "summary", "--runs", run, "--out", run.parent / "s.csv")
-    else:
-        status, err = cli(capsys, "claims", "--summary", finished.parent / "summary.csv", "--loss-data",
-                          run / "loss_data.csv", "--out", run.parent / "c.csv")  # fmt: skip
+    status, err = claims_of(capsys, run, finished)
     assert status == 2
     assert str(run / "loss_data.csv") in err and "'llc'" in err
 
 
 @pytest.mark.parametrize("column", ["local", "converged"])
-def test_blank_flags_do_not_read_as_true(run, capsys, column):
+def test_blank_flags_do_not_read_as_true(run, finished, capsys, column):
     def blank(table):
         table[column] = ""
 
     rewrite(run / "loss_data.csv", blank)
-    status, err = cli(capsys, "summary", "--runs", run, "--out", run.parent / "s.csv")
+    status, err = claims_of(capsys, run, finished)
     assert status == 2
     assert f"column {column!r} is blank at step" in err and str(run / "loss_data.csv") in err
 
@@ -324,14 +340,15 @@ def test_a_table_truncated_mid_row_names_the_command_that_rebuilds_it(run, capsy
         ("diverged", "", "column 'diverged' is blank at step"),
     ],
 )
-def test_a_resealed_loss_table_must_still_hold_its_kind(run, capsys, column, value, message):
+def test_a_resealed_loss_table_must_still_hold_its_kind(run, finished, capsys, column, value, message):
     """Behind the checksum, the strict reader: a table sealed with wrong contents is refused by column."""
 
     def spoil(table):
         table.loc[0, column] = value
 
     rewrite(run / "loss_data.csv", spoil)
-    err = refused(capsys, "summary", "--runs", run, "--out", run.parent / "s.csv")
+    status, err = claims_of(capsys, run, finished)
+    assert status == 2, err
     assert message in err and str(run / "loss_data.csv") in err
 
 
@@ -347,19 +364,19 @@ def test_chunks_of_two_different_splits_are_refused(run, capsys):
     assert status == 2 and "also in" in err
 
 
-def test_a_loss_table_copied_from_another_run_is_not_summarised(run, finished, capsys, tmp_path):
+def test_a_summary_row_copied_from_another_run_is_not_summarised(run, finished, capsys, tmp_path):
     twin = tmp_path / "twin"
     ok("train", *TRAIN[:-3], "--max-steps", "200", "--seed", "3", "--no-early-stop", "--out", twin)
-    for name in ("loss_data.csv", "loss_data.csv.seal.json", "params.csv", "params.csv.seal.json"):
+    for name in ("summary.csv", "summary.csv.seal.json"):
         shutil.copy(finished / name, twin / name)
     err = refused(capsys, "summary", "--runs", twin, "--out", tmp_path / "s.csv")
     assert "computed from another run's checkpoints" in err
 
 
-def test_an_edited_params_table_is_not_summarised(run, capsys):
-    params = run / "params.csv"
-    params.write_text(params.read_text().replace(",7,", ",11,", 1))
-    assert "params.csv: not the bytes `grokslt tables` wrote" in refused(
+def test_an_edited_summary_row_is_not_summarised(run, capsys):
+    row = run / "summary.csv"
+    row.write_text(row.read_text().replace(",7,", ",11,", 1))
+    assert "summary.csv: not the bytes `grokslt tables` wrote" in refused(
         capsys, "summary", "--runs", run, "--out", run.parent / "s.csv"
     )
 

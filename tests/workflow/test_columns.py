@@ -50,7 +50,8 @@ def documented_table(relative: str) -> str | None:
     for table in columns.tables():
         pattern = table.path.replace("RUN", "*").replace("EXPERIMENT", "*").replace("{i}of{n}", "*of*")
         pattern = pattern.replace("{STEP}", "*").replace("{KIND}", "*")
-        if fnmatch.fnmatch(relative, pattern) or (table.path == "summary/runs.csv" and relative.startswith("summary/")):
+        a_run_row = fnmatch.fnmatch(relative, "runs/*/summary.csv")  # summary/runs.csv's row of one run
+        if fnmatch.fnmatch(relative, pattern) or (table.path == "summary/runs.csv" and a_run_row):
             return table.path
     return None
 

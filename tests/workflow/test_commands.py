@@ -66,6 +66,10 @@ def test_a_figure_reads_its_experiments_tables_and_the_certified_runs_among_them
     loss = tiny.figure_tables("fig2", fig2, settings, "loss_data", traces)
     band = tiny.experiment_runs(["baseline", "seeds"])
     assert loss == [f"tiny results/runs/{run}/loss_data.csv" for run in band]
+    # the summary of a figure is its runs' rows, which the figure's job puts together: no job of its own
+    assert tiny.figure_tables("fig2", fig2, settings, "summary", traces) == [
+        f"tiny results/runs/{run}/summary.csv" for run in band
+    ]
     fig9, settings = drawn["fig9"]
     # vary_lr_wd is not among certified.experiments; its run at the baseline's settings is the baseline's run, which is
     [shared] = set(tiny.membership["vary_lr_wd"]) & set(tiny.membership["baseline"])
@@ -88,6 +92,11 @@ def test_figure_arguments_leave_out_an_optional_input_that_is_absent_only():
     fig9 = FIGURES["fig9"]
     words = figure_args(fig9, {"experiment": "vary_lr_wd"}, {"summary": ["s.csv"], "reference": [], "certified": []})
     assert words == ["fig9", "--summary", "s.csv", "--experiment", "vary_lr_wd"]
+    rows = {"summary": ["a/summary.csv", "b/summary.csv"], "reference": [], "certified": []}
+    membership = {"vary_lr_wd": ["a", "b"], "baseline": ["a"], "x": []}
+    words = figure_args(fig9, {"experiment": "vary_lr_wd"}, rows, membership)
+    assert words == ["fig9", "--summary", *rows["summary"], "--membership", "vary_lr_wd=a,b", "baseline=a",
+                     "--experiment", "vary_lr_wd"]  # fmt: skip
     theory = FIGURES["theory_vs_measurement"]
     words = figure_args(theory, {"experiments": ["a", "b"]}, {"summary": []})
     assert words == ["theory_vs_measurement", "--summary", "--rank-checks", "--experiments", "a", "b"]

@@ -34,6 +34,7 @@ rule run_tables:
     output:
         params=f"{RESULTS}/runs/{{run}}/params.csv",
         loss=f"{RESULTS}/runs/{{run}}/loss_data.csv",
+        summary=f"{RESULTS}/runs/{{run}}/summary.csv",
     log:
         log_file("tables", "{run}"),
     benchmark:
@@ -53,17 +54,17 @@ rule run_tables:
         "{params.computed:q} --threads {threads} --params-out {output.params:q} --loss-out {output.loss:q} > {log:q} 2>&1"
 
 
-# summary/runs.csv covers every run; summary/FIGURE.csv the runs of one figure's experiments.
+# summary/runs.csv: every run's row (written with its tables) and the experiments it is in. A figure puts together
+# the rows of its own runs itself, so that its target builds only what it shows, at no job of its own.
 rule summary:
     input:
-        tables=lambda wildcards: [f"{run_dir(run)}/loss_data.csv" for run in summary_runs(wildcards)],
-        params=lambda wildcards: [f"{run_dir(run)}/params.csv" for run in summary_runs(wildcards)],
+        rows=[f"{run_dir(run)}/summary.csv" for run in sorted(RUNS)],
     output:
-        f"{RESULTS}/summary/{{selection}}.csv",
+        report(f"{RESULTS}/summary/runs.csv", caption="../report/runs.rst", category="Tables"),
     log:
-        log_file("summary", "{selection}"),
+        log_file("summary", "runs"),
     benchmark:
-        benchmark_file("summary", "{selection}")
+        benchmark_file("summary", "runs")
     conda:
         ENV
     threads: 1
@@ -71,21 +72,10 @@ rule summary:
         mem_mb=2000,
         runtime=10,
     params:
-        runs=lambda wildcards: [run_dir(run) for run in summary_runs(wildcards)],
-        membership=summary_membership,
+        runs=[run_dir(run) for run in sorted(RUNS)],
+        membership=[f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items() if runs],
     shell:
         "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"
-
-
-# summary/runs.csv, the one every run is in, goes into the report beside the figures
-use rule summary as summary_runs with:
-    output:
-        report(f"{RESULTS}/summary/{{selection}}.csv", caption="../report/runs.rst", category="Tables"),
-    wildcard_constraints:
-        selection="runs",
-
-
-ruleorder: summary_runs > summary
 
 
 rule waic:

@@ -54,7 +54,6 @@ wildcard_constraints:
     i=r"\d+",
     n=r"\d+",
     figure="|".join(map(re.escape, FIGURES)),
-    selection="|".join(map(re.escape, ["runs", *FIGURES])),
     kind=r"all|weights_[A-Za-z0-9_-]+|data_[A-Za-z0-9_-]+",
 
 
@@ -120,21 +119,6 @@ def study_log(study, files):
 
 
 # -- figures: one rule, its inputs and flags from the figure registry -------------------------------------
-def summary_runs(wildcards):
-    """The runs a summary covers: every run (`summary/runs.csv`) or those of one figure's experiments
-    (`summary/FIGURE.csv`), so that a figure's target builds only what that figure shows."""
-    if wildcards.selection == "runs":
-        return sorted(RUNS)
-    return sorted(experiment_runs(experiment_settings(FIGURES[wildcards.selection][1])))
-
-
-def summary_membership(wildcards):
-    """`name=run,run` for every experiment, restricted to the summary's runs."""
-    chosen = set(summary_runs(wildcards))
-    members = {name: [run for run in runs if run in chosen] for name, runs in MEMBERSHIP.items()}
-    return [f"{name}={','.join(runs)}" for name, runs in members.items() if runs]
-
-
 def figure_inputs(wildcards):
     figure, settings = FIGURES[wildcards.figure]
     files = {kind: LAYOUT.figure_tables(wildcards.figure, figure, settings, kind, llc_traces) for kind in figure.reads}
@@ -144,7 +128,9 @@ def figure_inputs(wildcards):
 
 def figure_args(wildcards, input):
     figure, settings = FIGURES[wildcards.figure]
-    return commands.figure_args(figure, settings, {kind: getattr(input, kind, []) for kind in figure.reads})
+    files = {kind: getattr(input, kind, []) for kind in figure.reads}
+    membership = LAYOUT.membership_of(experiment_runs(experiment_settings(settings)))
+    return commands.figure_args(figure, settings, files, membership)
 
 
 def figure_caption(wildcards):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 # what a figure may read: the command-line flag that passes it, and whether it takes several files
 READS = {
-    "summary": ("--summary", False, "summary/runs.csv"),
+    "summary": ("--summary", True, "summary/runs.csv, or the runs' summary.csv rows with --membership"),
     "loss_data": ("--loss-data", True, "runs/*/loss_data.csv of the figure's experiments"),
     "params": ("--params", False, "runs/RUN/params.csv of the figure's run"),
     "traces": ("--traces", True, "runs/RUN/llc/*.npz, the figure's run's LLC traces"),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
 
 from grokslt.analysis.membership import in_experiments
+from grokslt.analysis.summary import parse_membership, summary_text
 from grokslt.artefacts import COEFFICIENT_TABLE, LLC_TABLE, LOSS_DATA, read_table
 from grokslt.errors import BadInput
 from grokslt.figures import READS
@@ -39,9 +42,18 @@ class Tables:
     def csv(self, kind: str) -> pd.DataFrame:
         return pd.read_csv(self.path(kind))
 
-    @property
+    @cached_property
     def summary(self) -> pd.DataFrame:
-        return self.csv("summary")
+        """summary/runs.csv as given, or (with `--membership`, as the workflow passes them) the summary of the
+        figure's runs put together from their rows."""
+        paths, membership = self.path("summary"), getattr(self.args, "membership", None)
+        paths = paths if isinstance(paths, list) else [paths]
+        if membership is None:
+            if len(paths) != 1:
+                raise BadInput("--summary: one summary/runs.csv, or the runs' summary.csv rows with --membership")
+            return pd.read_csv(paths[0])
+        rows = {Path(path).parent.name: Path(path) for path in paths}
+        return pd.read_csv(io.StringIO(summary_text(rows, parse_membership(membership, rows, "--membership"))))
 
     @property
     def loss_data(self) -> dict[str, pd.DataFrame]:

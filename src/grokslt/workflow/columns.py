@@ -378,8 +378,9 @@ TABLES = [
     ),
     Table(
         "summary/runs.csv",
-        "One row per run, written by `grokslt summary`; `summary/FIGURE.csv` holds the same columns for the runs one "
-        "figure shows. Statistics cover the evaluations before any divergence.",
+        "One row per run, written by `grokslt summary` from each run's row `runs/RUN/summary.csv` (the same columns "
+        "but `experiments`, written by `grokslt tables`; a figure puts together the rows of its own runs). Statistics "
+        "cover the evaluations before any divergence.",
         settings=(TRAIN,),
         prefixes=(
             ("final_", "at the last evaluation: {meaning}", LOSS),
@@ -473,6 +474,7 @@ def observed_columns() -> dict[str, list[str]]:
     from grokslt.analysis import scorecard
     from grokslt.analysis.claims.evidence import COLUMNS as CLAIM_COLUMNS
     from grokslt.analysis.hessian import write_hessian_table
+    from grokslt.analysis.summary import write_summary
     from grokslt.analysis.theory import write_checkpoint_theory, write_theory_tables
     from grokslt.analysis.waic import write_waic_table
     from grokslt.artefacts import read_arrays
@@ -481,7 +483,7 @@ def observed_columns() -> dict[str, list[str]]:
     from grokslt.estimation.pair_traces import load_pair_traces
     from grokslt.estimation.samplers import SAMPLERS, SamplerSettings
     from grokslt.training.train import TrainConfig, train
-    from grokslt.workflow.tables import write_refined_table, write_run_tables, write_summary
+    from grokslt.workflow.tables import write_refined_table, write_run_tables
 
     tiny = {"num_chains": 2, "num_burnin": 0, "num_draws": 24}
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():

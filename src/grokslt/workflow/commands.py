@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from grokslt.analysis.hessian import HessianSettings
+from grokslt.analysis.summary import ROW_FILE
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.figures import OPTIONAL, READS, Figure, experiment_settings
 from grokslt.settings import mapping_to_arguments
@@ -45,6 +46,11 @@ class Layout:
 
     def experiment_runs(self, names) -> list[str]:
         return list(dict.fromkeys(run for name in names for run in self.membership[name]))
+
+    def membership_of(self, runs) -> dict[str, list[str]]:
+        """Every experiment's runs among `runs`: the `experiments` cells of a summary of those runs."""
+        chosen = set(runs)
+        return {name: [run for run in members if run in chosen] for name, members in self.membership.items()}
 
     def calibration_file(self, suffix: str) -> str:
         return f"{self.results}/calibration/{self.config['calibration']['experiment']}/calibration.{suffix}"
@@ -147,8 +153,9 @@ class Layout:
             return [] if self.config["reference"] == "none" else [self.reference]
         if kind == "traces":
             return traces(first_run())
+        if kind == "summary":  # each run's row, put together by the figure (`grokslt.analysis.summary`)
+            return [f"{run_dir(run)}/{ROW_FILE}" for run in self.experiment_runs(experiments)]
         fixed = {
-            "summary": f"{results}/summary/{name}.csv",
             "rank_checks": f"{results}/theory/rank_checks.csv",
             "scorecard": f"{results}/scorecard/scorecard.csv",
         }
@@ -168,13 +175,17 @@ class Layout:
         raise ValueError(f"figure input {kind!r}: unknown")
 
 
-def figure_args(figure: Figure, settings: Mapping, files: Mapping[str, list[str]]) -> list[str]:
-    """`grokslt figure` arguments: the figure, its tables by kind (`files`), and its settings."""
+def figure_args(figure: Figure, settings: Mapping, files: Mapping[str, list[str]],
+                membership: Mapping[str, list[str]] | None = None) -> list[str]:  # fmt: skip
+    """`grokslt figure` arguments: the figure, its tables by kind (`files`), the experiments of the runs whose
+    summary rows it reads (`membership`, `Layout.membership_of`), and its settings."""
     words = [figure.name]
     for kind in figure.reads:  # (before a run's training ends, Snakemake may ask with the inputs unknown)
         found = files.get(kind, [])
         if found or kind not in OPTIONAL:
             words += [READS[kind][0], *found]
+    if "summary" in figure.reads and membership is not None:
+        words += ["--membership", *(f"{name}={','.join(runs)}" for name, runs in membership.items() if runs)]
     for key, value in settings.items():
         if value is not None:
             flag = f"--{key.replace('_', '-')}"

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from grokslt.analysis.hessian import hessian_columns, hessian_rows, hessian_settings
-from grokslt.analysis.membership import experiments_cell
+from grokslt.analysis.summary import ROW_FILE
 from grokslt.analysis.theory import (
     THEORY_COLUMNS,
     checkpoint_theory,
@@ -148,7 +148,8 @@ def write_run_tables(run_id, run_dir, llc_csvs, params_out, loss_out, llc_every=
                      computed: PerCheckpoint = PerCheckpoint()) -> None:  # fmt: skip
     """params.csv and loss_data.csv of a run, from its LLC tables (each the sealed table of this run,
     `grokslt.artefacts`, the chunks covering its checkpoints once), the Hessian trace and the closed forms at its
-    checkpoints (`grokslt.analysis.theory.checkpoint_theory`, where they apply)."""
+    checkpoints (`grokslt.analysis.theory.checkpoint_theory`, where they apply); and beside them the run's row of
+    the summary (`grokslt.analysis.summary`), computed here where torch is already loaded."""
     identity = config_digest(verified_record(Path(run_dir))["config"])
     llc = read_tables(llc_csvs, LLC_TABLE, identity, logged_checkpoints(Path(run_dir) / "train_log.csv"))
     run = load_run(run_dir)
@@ -164,11 +165,15 @@ def write_run_tables(run_id, run_dir, llc_csvs, params_out, loss_out, llc_every=
     seal(loss_out, write_csv(loss_out, table.to_dict("records"), list(table.columns)), "grokslt tables", identity)
     row = params_row(run_id, run_dir, llc, hessian, llc_every)
     seal(params_out, write_csv(params_out, [row], list(row)), "grokslt tables", identity)
+    row = {key: _blank_nan(value) for key, value in summary_row(run_id, run_dir).items()}
+    summary_out = Path(params_out).parent / ROW_FILE
+    seal(summary_out, write_csv(summary_out, [row], list(row)), "grokslt tables", identity)
 
 
-def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
-    """Final and peak LLC, Hessian trace, GSM, transition steps and the closed forms for one run. A run
-    that diverged says so in `status`; its statistics cover the evaluations before it diverged."""
+def summary_row(run_id: str, run_dir) -> dict:
+    """Final and peak LLC, Hessian trace, GSM, transition steps and the closed forms for one run (its experiments
+    are the config's: `grokslt.analysis.summary` adds them). A run that diverged says so in `status`; its
+    statistics cover the evaluations before it diverged."""
     run_dir = Path(run_dir)
     identity = config_digest(verified_record(run_dir)["config"])
     params = pd.read_csv(io.BytesIO(unsealed(run_dir / "params.csv", identity)[0])).iloc[0]
@@ -179,7 +184,6 @@ def summary_row(run_id: str, run_dir, experiments: list[str]) -> dict:
     theory = closed_form_row(config.p, config.hidden)
     row = {
         "run": run_id,
-        "experiments": experiments_cell(experiments),
         **{key: getattr(config, key) for key in ("p", "hidden", "optimizer", "lr", "weight_decay", "batch_size")},
         "seed": config.seed,
         "train_frac": config.train_frac,
@@ -278,14 +282,6 @@ def _python_scalar(value):
     if isinstance(value, np.generic):
         value = value.item()
     return None if isinstance(value, float) and math.isnan(value) else value
-
-
-def write_summary(runs: dict[str, Path], membership: dict[str, list[str]], out) -> None:
-    """runs: {run id: run directory}; membership: {experiment: [run ids]}."""
-    experiments_of = {run: [e for e, members in membership.items() if run in members] for run in runs}
-    rows = [summary_row(run, path, experiments_of[run]) for run, path in sorted(runs.items())]
-    columns = list(rows[0]) if rows else ["run"]
-    write_csv(out, [{k: _blank_nan(v) for k, v in row.items()} for row in rows], columns)
 
 
 def _blank_nan(value):
