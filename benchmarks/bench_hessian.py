@@ -1,6 +1,6 @@
-"""Hutchinson probes per second: vmapped forward-over-reverse HVPs in chunks against a Python loop of
-double-backward HVPs (the straightforward way), in one process, on one baseline checkpoint; both
-estimates beside the exact trace.
+"""Hutchinson probes per second: double-backward HVPs batched over chunks of probes (`is_grads_batched`)
+against a Python loop of them, one probe at a time (the straightforward way), in one process, on one
+baseline checkpoint; both estimates beside the exact trace.
 
     python benchmarks/bench_hessian.py --run DIR [--probes 32] [--threads 1]
 """
@@ -41,19 +41,20 @@ def main() -> None:
     step = list(run.checkpoints)[-1]
     params = run.load(step)
     a, b, c = run.data.subset("train")
-    loss_fn = network_loss(a, b, c, run.data.p)
+    loss_fn = network_loss(a, b, c, run.network)
     exact = exact_trace(params["W"], params["V"], a, b)
     began = time.perf_counter()
     looped = looped_hutchinson(loss_fn, params, args.probes, torch.Generator().manual_seed(0))
     loop_time = time.perf_counter() - began
     print(f"checkpoint step {step}: exact Tr(H) = {exact:.3f}")
     print(f"python loop, double backward : {args.probes / loop_time:6.1f} probes/s, estimate {looped:.3f}")
+    hutchinson_trace(loss_fn, params, 1, torch.Generator().manual_seed(0))  # the first batched backward sets up
     for chunk in (4, 16):
         began = time.perf_counter()
         estimate = hutchinson_trace(loss_fn, params, args.probes, torch.Generator().manual_seed(0), chunk_size=chunk)
         elapsed = time.perf_counter() - began
         print(
-            f"vmapped jvp-of-grad, chunk {chunk:2d}: {args.probes / elapsed:6.1f} probes/s, "
+            f"batched HVPs, chunk {chunk:2d}      : {args.probes / elapsed:6.1f} probes/s, "
             f"estimate {estimate.mean:.3f} +- {estimate.stderr:.3f}, speed-up {loop_time / elapsed:.2f}x"
         )
     began = time.perf_counter()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -31,8 +32,14 @@ MATCHED = ("p", "hidden", "train_frac", "optimizer", "lr", "weight_decay", "batc
 class AuthorsRun:
     name: str  # sweep/run
     settings: dict  # our names: p, hidden, ..., early_stop (threshold, patience)
-    sampler: dict  # step_size, localization, num_chains, num_draws, num_burnin
     log: pd.DataFrame  # step, train_acc, val_acc, llc, trace_hutchinson (where logged)
+    params: pd.Series  # their params.csv
+
+    @cached_property
+    def sampler(self) -> dict:
+        """step_size, localization, num_chains, num_draws, num_burnin (read when asked: an unlogged step size is
+        our preset's, and the presets' module starts torch, which a figure's overlay does not need)."""
+        return logged_sampler(self.params, self.name.split("/")[0])
 
 
 def checked_files(root: Path) -> list[Path]:
@@ -63,13 +70,12 @@ def authors_run(params_csv: Path, loss_csv: Path, name: str) -> AuthorsRun:
         "max_steps": int(params["epochs"]), "eval_every": int(params["checkpoint_epochs"]),
         "early_stop": EARLY_STOP.get(sweep, DEFAULT_EARLY_STOP),
     }  # fmt: skip
-    sampler = logged_sampler(params, sweep)
     log = pd.read_csv(loss_csv)
     steps = log["batch"] if "batch" in log else log["training_step"] // settings["batch_size"]
     trace = log["flatness/trace_hutchinson"] if "flatness/trace_hutchinson" in log else float("nan")
     table = pd.DataFrame({"step": steps.astype(int), "train_acc": log["train_acc"], "val_acc": log["val_acc"],
                           "llc": log["llc"], "trace_hutchinson": trace})  # fmt: skip
-    return AuthorsRun(name, settings, sampler, table)
+    return AuthorsRun(name, settings, table, params)
 
 
 def logged_sampler(params: pd.Series, sweep: str) -> dict:
