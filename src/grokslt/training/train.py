@@ -46,10 +46,11 @@ from grokslt.training.families import ACTIVATIONS, FAMILY_SETTINGS, MODELS, Netw
 from grokslt.training.loss import LOSSES, authors_logged_loss, sample_loss, zero_output_loss
 from grokslt.training.metrics import accuracy, offset_corrected_accuracy
 from grokslt.training.model import QuadraticNet, centred_loss_and_grad
+from grokslt.training.optimizers import KINDS as OPTIMIZERS
+from grokslt.training.optimizers import FusedOptimizer
 
 log = logging.getLogger(__name__)
 
-OPTIMIZERS = ("adam", "adamw", "sgd")
 LOG_COLUMNS = [
     "step",
     "samples_seen",
@@ -142,18 +143,13 @@ class AuthorsBatchSampler:
         return torch.randperm(self.n, generator=permutation_rng)[: self.batch_size]
 
 
-def build_optimizer(config: TrainConfig, params) -> torch.optim.Optimizer:
+def build_optimizer(config: TrainConfig, params) -> FusedOptimizer:
     """The optimizer with its own (coupled, for Adam and SGD) weight decay.
 
     The fused kernels compute the same update as the default ones in fewer passes over memory
     (Adam: 0.15 ms instead of 0.38 ms per step for the baseline model on one CPU thread).
     """
-    common = {"lr": config.lr, "weight_decay": config.weight_decay, "fused": True}
-    if config.optimizer == "adam":
-        return torch.optim.Adam(params, **common)
-    if config.optimizer == "adamw":
-        return torch.optim.AdamW(params, **common)
-    return torch.optim.SGD(params, momentum=config.momentum, **common)
+    return FusedOptimizer(params, config.optimizer, config.lr, config.weight_decay, config.momentum)
 
 
 @torch.no_grad()
