@@ -1,4 +1,5 @@
-"""Convergence diagnostics of an LLC estimate, computed by ArviZ (arviz-stats) from its chains.
+"""Convergence diagnostics of an LLC estimate from its chains: rank-normalised split R-hat and ESS as ArviZ
+computes them (`grokslt.estimation.rank_diagnostics`, held equal to arviz-stats by its tests).
 
 Honest diagnostics (the columns `r_hat`, `ess_bulk`, `ess_tail`, `mcse`, `converged`) are computed on
 full-batch observables at thinned draws (`grokslt.estimation.observables`): x_{c,t} = nbeta (L_n(w_t) -
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grokslt.estimation import rank_diagnostics as rank
+
 R_HAT_MAX = 1.01
 ESS_PER_CHAIN = 100
 DRIFT_MAX = 0.05
@@ -52,15 +55,6 @@ class Diagnostics:
 UNKNOWN = Diagnostics(math.nan, math.nan, math.nan, math.nan, False)
 
 
-def arviz():
-    """ArviZ's array functions, imported at first use: the package brings xarray, scipy.stats and matplotlib,
-    about as much CPU as torch's own import, which every `grokslt` process (a workflow job each) would otherwise
-    pay (benchmarks/bench_startup.py)."""
-    from arviz_stats.base import array_stats
-
-    return array_stats
-
-
 def diagnose_minibatch(
     draws: np.ndarray, init_stderr: float, nbeta: float, llc: float, drift: float, diverged: int
 ) -> Diagnostics:
@@ -70,11 +64,10 @@ def diagnose_minibatch(
     chains = draws.shape[0]
     if chains == 0 or draws.shape[1] < 4:
         return UNKNOWN
-    stats = arviz()
-    r_hat = float(stats.rhat(draws, method="rank"))
-    ess_bulk = float(stats.ess(draws, method="bulk"))
-    ess_tail = float(stats.ess(draws, method="tail", prob=TAIL_PROBABILITIES))
-    mcse = math.hypot(float(stats.mcse(draws, method="mean")), nbeta * init_stderr)
+    r_hat = rank.rhat_rank(draws)
+    ess_bulk = rank.ess_bulk(draws)
+    ess_tail = rank.ess_tail(draws, TAIL_PROBABILITIES)
+    mcse = math.hypot(rank.mcse_mean(draws), nbeta * init_stderr)
     converged = passes(r_hat, min(ess_bulk, ess_tail), ESS_PER_CHAIN * chains, drift, llc, mcse, diverged)
     return Diagnostics(r_hat, ess_bulk, ess_tail, mcse, converged)
 
@@ -87,10 +80,9 @@ def diagnose_full_batch(excess: np.ndarray, distance_sq: np.ndarray, diverged: i
         return UNKNOWN
     series = [excess, distance_sq]
     r_hat = max(_rhat(x) for x in series)
-    stats = arviz()
-    ess_bulk = min(float(stats.ess(x, method="bulk")) for x in series)
-    ess_tail = min(float(stats.ess(x, method="tail", prob=TAIL_PROBABILITIES)) for x in series)
-    mcse = float(stats.mcse(excess, method="mean"))
+    ess_bulk = min(rank.ess_bulk(x) for x in series)
+    ess_tail = min(rank.ess_tail(x, TAIL_PROBABILITIES) for x in series)
+    mcse = rank.mcse_mean(excess)
     llc = float(excess.mean())
     drift = float(np.mean(half_chain_slopes(excess)) * excess.shape[1] / 2)
     converged = passes(r_hat, min(ess_bulk, ess_tail), ESS_MIN, drift, llc, mcse, diverged)
@@ -112,7 +104,7 @@ def _rhat(x: np.ndarray) -> float:
     """Rank-normalised split R-hat; a constant series (a chain that never moved) gives NaN."""
     if np.ptp(x) == 0:
         return math.nan
-    return float(arviz().rhat(x, method="rank"))
+    return rank.rhat_rank(x)
 
 
 def half_chain_slopes(trace: np.ndarray) -> np.ndarray:
