@@ -6,7 +6,11 @@ estimated them with each run's own sampler seed (`runs.run_seed`; the runs of `m
 Prints and writes, per seed, the step of the largest LLC, and across seeds the correlation of what is left of each
 trajectory after a quadratic trend in the step: shared noise moves every seed's estimate up and down together.
 
-    python scripts/measure_seed_noise.py --new DIR/p53_K1024_s{0..5}/llc_3000_6500.csv --out measured/seed_noise
+At the local preset it compares, the same way, the estimates at the checkpoints around that preset's peak (5,100,
+6,100, 7,100) with `measured/paper_local/local_estimates.csv`'s shared-seed ones.
+
+    python scripts/measure_seed_noise.py --new DIR/p53_K1024_s{0..5}/llc_3000_6500.csv \
+        --local RUNS7/p53_K1024_s{0..5}/local_peak.csv --out measured/seed_noise
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import numpy as np
 import pandas as pd
 
 OLD = "measured/paper_subset/runs/p53_K1024_adam_lr1e-04_wd1e-05_bs128_s{seed}/loss_data.csv"
+OLD_LOCAL = "measured/paper_local/local_estimates.csv"
+OLD_RUN = "p53_K1024_adam_lr1e-04_wd1e-05_bs128_s{seed}"
 STEPS = (3000, 6500)
 
 
@@ -42,9 +48,10 @@ def correlations(trajectories: dict[int, pd.Series]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--new", nargs="+", required=True, help="llc_3000_6500.csv of each seed's run (`_s<seed>`)")
+    parser.add_argument("--local", nargs="*", default=[], help="local_peak.csv of each seed's run (`_s<seed>`)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    new_tables = {int(re.search(r"_s(\d+)", str(Path(p).parent.name)).group(1)): pd.read_csv(p) for p in args.new}
+    new_tables = {seed_of(path): pd.read_csv(path) for path in args.new}
     old = {seed: window(pd.read_csv(OLD.format(seed=seed)), "llc") for seed in new_tables}
     new = {seed: window(table, "llc_mean") for seed, table in new_tables.items()}
     rows = []
@@ -66,6 +73,29 @@ def main() -> None:
     summary.to_csv(out / "summary.csv", index=False)
     print(per_seed.to_string(index=False))
     print(summary.to_string(index=False))
+    if args.local:
+        local = local_peaks({seed_of(path): pd.read_csv(path) for path in args.local})
+        local.to_csv(out / "local_peak.csv", index=False)
+        print(local.to_string(index=False))
+
+
+def seed_of(path: str) -> int:
+    return int(re.search(r"_s(\d+)", Path(path).parent.name).group(1))
+
+
+def local_peaks(new_tables: dict[int, pd.DataFrame]) -> pd.DataFrame:
+    """Per seed and checkpoint, the local preset's estimate with shared and with own noise."""
+    old = pd.read_csv(OLD_LOCAL)
+    rows = []
+    for seed, table in sorted(new_tables.items()):
+        shared = old[old["run"] == OLD_RUN.format(seed=seed)].set_index("step")
+        for _, row in table.iterrows():
+            step = int(row["step"])
+            rows.append({"seed": seed, "step": step, "llc_shared": round(shared.loc[step, "llc_mean"], 3),
+                         "mcse_shared": round(shared.loc[step, "mcse"], 3), "llc_own": round(row["llc_mean"], 3),
+                         "mcse_own": round(row["mcse"], 3), "converged_own": row["converged"],
+                         "local_own": row["local"]})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 if __name__ == "__main__":
