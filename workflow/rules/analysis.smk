@@ -73,7 +73,7 @@ rule summary:
         runtime=10,
     params:
         runs=[run_dir(run) for run in sorted(RUNS)],
-        membership=[f"{name}={','.join(runs)}" for name, runs in MEMBERSHIP.items() if runs],
+        membership=membership_words(MEMBERSHIP),
     shell:
         "grokslt summary --runs {params.runs:q} --experiment {params.membership:q} --out {output:q} > {log:q} 2>&1"
 

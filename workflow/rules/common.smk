@@ -6,6 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from grokslt.analysis.summary import membership_words
 from grokslt.figures import experiment_settings, instances
 from grokslt.settings import to_arguments
 from grokslt.training.runs import chunk_names, estimated_steps

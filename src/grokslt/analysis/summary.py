@@ -31,6 +31,11 @@ def parse_membership(items: Iterable[str], runs: Iterable[str], flag: str) -> di
     return membership
 
 
+def membership_words(membership: Mapping[str, list[str]]) -> list[str]:
+    """`name=run1,run2` for every experiment with runs: what `parse_membership` reads."""
+    return [f"{name}={','.join(runs)}" for name, runs in membership.items() if runs]
+
+
 def run_row(path: Path, run: str | None = None) -> tuple[list[str], list[str]]:
     """The header and cells of a run's sealed row, as text (so that the summary repeats them byte for byte)."""
     data, stamp = unsealed(path, run)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from grokslt.analysis.hessian import HessianSettings
-from grokslt.analysis.summary import ROW_FILE
+from grokslt.analysis.summary import ROW_FILE, membership_words
 from grokslt.estimation.samplers import SamplerSettings
 from grokslt.figures import OPTIONAL, READS, Figure, experiment_settings
 from grokslt.settings import mapping_to_arguments
@@ -185,7 +185,7 @@ def figure_args(figure: Figure, settings: Mapping, files: Mapping[str, list[str]
         if found or kind not in OPTIONAL:
             words += [READS[kind][0], *found]
     if "summary" in figure.reads and membership is not None:
-        words += ["--membership", *(f"{name}={','.join(runs)}" for name, runs in membership.items() if runs)]
+        words += ["--membership", *membership_words(membership)]
     for key, value in settings.items():
         if value is not None:
             flag = f"--{key.replace('_', '-')}"

@@ -3,13 +3,11 @@ summary that the figures read."""
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from grokslt.analysis.hessian import hessian_columns, hessian_rows, hessian_settings
@@ -165,22 +163,19 @@ def write_run_tables(run_id, run_dir, llc_csvs, params_out, loss_out, llc_every=
     seal(loss_out, write_csv(loss_out, table.to_dict("records"), list(table.columns)), "grokslt tables", identity)
     row = params_row(run_id, run_dir, llc, hessian, llc_every)
     seal(params_out, write_csv(params_out, [row], list(row)), "grokslt tables", identity)
-    row = {key: _blank_nan(value) for key, value in summary_row(run_id, run_dir).items()}
+    row = {key: _blank_nan(value) for key, value in summary_row(run_id, run_dir, run.config, identity).items()}
     summary_out = Path(params_out).parent / ROW_FILE
     seal(summary_out, write_csv(summary_out, [row], list(row)), "grokslt tables", identity)
 
 
-def summary_row(run_id: str, run_dir) -> dict:
-    """Final and peak LLC, Hessian trace, GSM, transition steps and the closed forms for one run (its experiments
-    are the config's: `grokslt.analysis.summary` adds them). A run that diverged says so in `status`; its
-    statistics cover the evaluations before it diverged."""
+def summary_row(run_id: str, run_dir, config: TrainConfig, identity: str) -> dict:
+    """Final and peak LLC, Hessian trace, GSM, transition steps and the closed forms for one run of settings
+    `config` (its experiments are the config's: `grokslt.analysis.summary` adds them), from its tables as sealed
+    (`identity`: the run's `config_digest`). A run that diverged says so in `status`; its statistics cover the
+    evaluations before it diverged."""
     run_dir = Path(run_dir)
-    identity = config_digest(verified_record(run_dir)["config"])
     params = pd.read_csv(io.BytesIO(unsealed(run_dir / "params.csv", identity)[0])).iloc[0]
     table = read_table(run_dir / "loss_data.csv", SUMMARISED, identity)
-    # tables written before a setting existed lack its column: it takes its default
-    known = [f.name for f in dataclasses.fields(TrainConfig) if f.name in params]
-    config = TrainConfig(**{name: _python_scalar(params[name]) for name in known})
     theory = closed_form_row(config.p, config.hidden)
     row = {
         "run": run_id,
@@ -275,13 +270,6 @@ def measured_columns(table: pd.DataFrame, eval_every: int) -> dict:
     }
     assert list(values) == MEASURED_COLUMNS
     return values
-
-
-def _python_scalar(value):
-    """A pandas cell as the Python value a setting takes: numpy scalars unwrapped, an empty cell None."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _blank_nan(value):
