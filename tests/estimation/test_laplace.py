@@ -8,11 +8,13 @@ from estimation_support import dense_gauss_newton
 
 from grokslt.analysis.hessian import exact_trace
 from grokslt.estimation.laplace import (
+    LaplaceSettings,
     flat_operator,
     gauss_newton_product,
     gauss_newton_quadrature,
     gauss_rule,
     lanczos,
+    laplace_stop,
     radau_rule,
 )
 from grokslt.estimation.linear_v import v_only_estimand
@@ -124,6 +126,25 @@ def test_never_above_half_the_rank_bound_at_large_nbeta(net):
     assert few["lower"] <= rank / 2 + 4 * few["stderr"]
 
 
+def test_lanczos_stops_where_the_bracket_closes_and_not_where_it_stays_open(net):
+    """Where nbeta h_max / gamma is small, f is nearly linear on the spectrum: a few steps close the bracket, and the
+    early mid-point is within the tolerance of the exhaustive one. Where f is a step far inside the spectrum the
+    bracket stays open and every step is taken."""
+    _, W, V, a, b = net
+    steps = 2 * P * K + P * K
+    settings = LaplaceSettings(laplace_bracket_rtol=1e-4)
+    for nbeta, gamma, stops_early in [(1.0, 1e3, True), (1e5, 1e-3, False)]:
+        early = gauss_newton_quadrature(W, V, a, b, 8, steps, seed=0, until=laplace_stop(nbeta, gamma, settings))
+        full = gauss_newton_quadrature(W, V, a, b, 8, steps, seed=0)
+        assert (early.lanczos_steps < 10) == stops_early and full.lanczos_steps == steps
+        value, exhaustive = early.laplace_estimand(nbeta, gamma), full.laplace_estimand(nbeta, gamma)["value"]
+        if stops_early:
+            assert value["upper"] - value["lower"] <= 1e-4 * value["value"]
+            assert value["value"] == pytest.approx(exhaustive, rel=1e-4)
+        else:
+            assert early.lanczos_steps >= 0.9 * steps
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     from grokslt.training.train import TrainConfig, train
@@ -151,9 +172,14 @@ def test_every_llc_row_carries_lambda_q_at_its_own_settings(tiny_run, tmp_path):
     a, b, _ = run.data.subset("train")
     params = run.load(100)
     seed = run_seed(4, run.config)  # the run's own, from the seed given
-    expected = gauss_newton_quadrature(params["W"], params["V"], a, b, 3, 12, step_seed(seed, 100))
-    value = expected.laplace_estimand(row["nbeta"], row["localization"])
+    nbeta, gamma = row["nbeta"], row["localization"]
+    expected = gauss_newton_quadrature(params["W"], params["V"], a, b, 3, 12, step_seed(seed, 100),
+                                       until=laplace_stop(nbeta, gamma, laplace))  # fmt: skip
+    value = expected.laplace_estimand(nbeta, gamma)
     assert row["lambda_q"] == pytest.approx(value["value"], rel=1e-9)
+    assert row["lambda_q_lanczos_steps"] == expected.lanczos_steps <= 12
+    every_step = gauss_newton_quadrature(params["W"], params["V"], a, b, 3, 12, step_seed(seed, 100))
+    assert row["lambda_q"] == pytest.approx(every_step.laplace_estimand(nbeta, gamma)["value"], rel=1e-4)
     assert row["lambda_q_lower"] <= row["lambda_q"] <= row["lambda_q_upper"]
     closed = v_only_estimand(params["W"], params["V"], run.data, row["nbeta"], row["localization"])
     assert row["v_reach"] == pytest.approx(closed["estimand"] / closed["learning_coefficient"], rel=1e-9)

@@ -73,8 +73,9 @@ def flat_operator(product, shapes: tuple[torch.Size, torch.Size]) -> Callable[[t
     return matvec
 
 
-def lanczos(matvec, probes: torch.Tensor, steps: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """`steps` Lanczos steps from each row of `probes` [m, d] at once, with full reorthogonalisation.
+def lanczos(matvec, probes: torch.Tensor, steps: int, generator: torch.Generator, until=None) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """`steps` Lanczos steps from each row of `probes` [m, d] at once, with full reorthogonalisation; fewer where
+    `until(alpha, beta)` holds of the coefficients so far (`bracket_closed`).
 
     Returns (alpha [m, steps], beta [m, steps]): T's diagonal and its off-diagonal, beta[:, j] coupling step j to
     j + 1 (the last one is the coupling to the step not taken, which Gauss-Radau needs). Where a Krylov space is
@@ -101,6 +102,8 @@ def lanczos(matvec, probes: torch.Tensor, steps: int, generator: torch.Generator
             fresh = torch.randn(int(exhausted.sum()), d, generator=generator, dtype=probes.dtype)
             w[exhausted] = orthogonalised(fresh, basis[exhausted, : j + 1])
             norm = w.norm(dim=1)
+        if until is not None and until(alpha[:, : j + 1], beta[:, : j + 1]):
+            return alpha[:, : j + 1], beta[:, : j + 1]
         q = w / norm.unsqueeze(1)
     return alpha, beta
 
@@ -157,6 +160,11 @@ class SpectralQuadrature:
     def probes(self) -> int:
         return len(self.gauss_nodes)
 
+    @property
+    def lanczos_steps(self) -> int:
+        """The Lanczos steps of the longest run (the rules of runs stopped earlier are padded to its width)."""
+        return self.gauss_nodes.shape[1]
+
     def _per_probe(self, f, rule: str) -> np.ndarray:
         nodes, weights = (
             (self.gauss_nodes, self.gauss_weights) if rule == "gauss" else (self.radau_nodes, self.radau_weights)
@@ -202,10 +210,31 @@ class SpectralQuadrature:
         return cls(int(arrays["dimension"]), *(np.asarray(arrays[k]) for k in list(cls.__dataclass_fields__)[1:]))
 
 
+def bracket_closed(f, rtol: float):
+    """A Lanczos stopping rule for tr f(G): the probes' mean Gauss and Gauss-Radau estimates agree to `rtol` of
+    their mid-point. Where f is nearly a low-degree polynomial on G's spectrum (nbeta h_max / gamma small, the
+    authors' and the local presets) a few steps close it, where f is a step (gamma / nbeta far below h_max) it
+    stays open to the last step."""
+
+    def until(alpha: torch.Tensor, beta: torch.Tensor) -> bool:
+        bracket = SpectralQuadrature(1, *gauss_rule(alpha, beta), *radau_rule(alpha, beta)).trace(f)
+        return bracket["upper"] - bracket["lower"] <= rtol * abs(bracket["value"])
+
+    return until
+
+
 def stochastic_lanczos_quadrature(
-    matvec, dimension: int, probes: int, steps: int, generator: torch.Generator, dtype=torch.float64, chunk: int = 8
+    matvec,
+    dimension: int,
+    probes: int,
+    steps: int,
+    generator: torch.Generator,
+    dtype=torch.float64,
+    chunk: int = 8,
+    until=None,
 ) -> SpectralQuadrature:
-    """Gauss and Gauss-Radau rules of `probes` Rademacher probes, `steps` Lanczos steps each (at most d)."""
+    """Gauss and Gauss-Radau rules of `probes` Rademacher probes, `steps` Lanczos steps each (at most d; fewer
+    where `until` holds, `bracket_closed`)."""
     if probes < 1 or steps < 1:
         raise ValueError(f"probes = {probes}, steps = {steps}: expected positive integers")
     steps = min(steps, dimension)
@@ -213,9 +242,15 @@ def stochastic_lanczos_quadrature(
     for start in range(0, probes, chunk):
         size = min(chunk, probes - start)
         z = torch.randint(0, 2, (size, dimension), generator=generator).to(dtype).mul_(2).sub_(1)
-        alpha, beta = lanczos(matvec, z, steps, generator)
+        alpha, beta = lanczos(matvec, z, steps, generator, until)
         rules.append((*gauss_rule(alpha, beta), *radau_rule(alpha, beta)))
-    return SpectralQuadrature(dimension, *(np.concatenate(parts) for parts in zip(*rules, strict=True)))
+    return SpectralQuadrature(dimension, *(zero_padded(parts) for parts in zip(*rules, strict=True)))
+
+
+def zero_padded(blocks) -> np.ndarray:
+    """The rules of the probes' chunks as one array, those that stopped early padded with zero nodes and weights."""
+    width = max(block.shape[1] for block in blocks)
+    return np.concatenate([np.pad(block, ((0, 0), (0, width - block.shape[1]))) for block in blocks])
 
 
 def v_block(product, shapes: tuple[torch.Size, torch.Size]) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -238,15 +273,17 @@ def gauss_newton_quadrature(
     steps: int,
     seed: int,
     v_only: bool = False,
+    until=None,
 ) -> SpectralQuadrature:
     """The Gauss-Newton spectrum's quadrature at (W, V) on the samples (a, b), in float64; of its V block alone
-    with `v_only` (the V-only estimand's spectrum, `linear_v.v_only_estimand`)."""
+    with `v_only` (the V-only estimand's spectrum, `linear_v.v_only_estimand`); `until`: a stopping rule of its
+    Lanczos runs (`bracket_closed`)."""
     W, V = W.detach().double(), V.detach().double()
     product, shapes = gauss_newton_product(W, V, a, b), (W.shape, V.shape)
     matvec = v_block(product, shapes) if v_only else flat_operator(product, shapes)
     dimension = V.numel() if v_only else W.numel() + V.numel()
     generator = torch.Generator().manual_seed(seed)
-    return stochastic_lanczos_quadrature(matvec, dimension, probes, steps, generator)
+    return stochastic_lanczos_quadrature(matvec, dimension, probes, steps, generator, until=until)
 
 
 # -- beside every LLC estimate -------------------------------------------------------------------------------
@@ -262,15 +299,17 @@ ESTIMATES = [
     "llc_minus_lambda_q",
     "llc_minus_lambda_q_stderr",
 ]
-COLUMNS = [*ESTIMATES, "laplace_probes", "laplace_lanczos_steps"]
+COLUMNS = [*ESTIMATES, "lambda_q_lanczos_steps", "laplace_probes", "laplace_lanczos_steps", "laplace_bracket_rtol"]
 
 
 @dataclass(frozen=True)
 class LaplaceSettings:
     laplace_probes: int = setting(4, "Rademacher probes of the Lanczos quadrature of lambda_Q beside each LLC "
                                   "(0: none)", minimum=0)  # fmt: skip
-    laplace_lanczos_steps: int = setting(30, "Lanczos steps per probe of lambda_Q (its Gauss/Gauss-Radau bracket "
-                                         "narrows with them)", minimum=1)  # fmt: skip
+    laplace_lanczos_steps: int = setting(30, "the most Lanczos steps per probe of lambda_Q (its Gauss/Gauss-Radau "
+                                         "bracket narrows with them)", minimum=1)  # fmt: skip
+    laplace_bracket_rtol: float = setting(1e-4, "Lanczos stops once lambda_Q's Gauss/Gauss-Radau bracket is this "
+                                          "narrow relative to it (0: always laplace_lanczos_steps)", minimum=0)  # fmt: skip
 
 
 def laplace_columns(params: dict, data, nbeta: float, gamma: float, settings: LaplaceSettings, seed: int,
@@ -282,10 +321,11 @@ def laplace_columns(params: dict, data, nbeta: float, gamma: float, settings: La
     significant digits (`significant`)."""
     recorded = as_columns(settings)
     if settings.laplace_probes == 0 or gamma <= 0:
-        return dict.fromkeys(ESTIMATES, math.nan) | recorded
+        return dict.fromkeys([*ESTIMATES, "lambda_q_lanczos_steps"], math.nan) | recorded
     a, b, _ = data.subset("train")
     W, V = params["W"], params["V"]
-    quadrature = gauss_newton_quadrature(W, V, a, b, settings.laplace_probes, settings.laplace_lanczos_steps, seed)
+    quadrature = gauss_newton_quadrature(W, V, a, b, settings.laplace_probes, settings.laplace_lanczos_steps, seed,
+                                         until=laplace_stop(nbeta, gamma, settings))  # fmt: skip
     laplace = quadrature.laplace_estimand(nbeta, gamma)
     v_only = v_only_estimand(W, V, data, nbeta, gamma)
     coefficient = v_only["learning_coefficient"]
@@ -300,7 +340,15 @@ def laplace_columns(params: dict, data, nbeta: float, gamma: float, settings: La
         "llc_minus_lambda_q": llc - laplace["value"],
         "llc_minus_lambda_q_stderr": math.hypot(llc_mcse, laplace["stderr"]),
     }
-    return {name: significant(value) for name, value in values.items()} | recorded
+    steps = {"lambda_q_lanczos_steps": quadrature.lanczos_steps}
+    return {name: significant(value) for name, value in values.items()} | steps | recorded
+
+
+def laplace_stop(nbeta: float, gamma: float, settings: LaplaceSettings):
+    """The Lanczos stopping rule of lambda_Q at (nbeta, gamma): its bracket within `laplace_bracket_rtol`."""
+    if settings.laplace_bracket_rtol == 0:
+        return None
+    return bracket_closed(lambda h: nbeta * h / (nbeta * h + gamma), settings.laplace_bracket_rtol)
 
 
 def significant(value: float, digits: int = 10) -> float:
