@@ -73,7 +73,9 @@ def flat_operator(product, shapes: tuple[torch.Size, torch.Size]) -> Callable[[t
     return matvec
 
 
-def lanczos(matvec, probes: torch.Tensor, steps: int, generator: torch.Generator, until=None) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def lanczos(
+    matvec, probes: torch.Tensor, steps: int, generator: torch.Generator, until=None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """`steps` Lanczos steps from each row of `probes` [m, d] at once, with full reorthogonalisation; fewer where
     `until(alpha, beta)` holds of the coefficients so far (`bracket_closed`).
 
@@ -308,8 +310,8 @@ class LaplaceSettings:
                                   "(0: none)", minimum=0)  # fmt: skip
     laplace_lanczos_steps: int = setting(30, "the most Lanczos steps per probe of lambda_Q (its Gauss/Gauss-Radau "
                                          "bracket narrows with them)", minimum=1)  # fmt: skip
-    laplace_bracket_rtol: float = setting(1e-4, "Lanczos stops once lambda_Q's Gauss/Gauss-Radau bracket is this "
-                                          "narrow relative to it (0: always laplace_lanczos_steps)", minimum=0)  # fmt: skip
+    laplace_bracket_rtol: float = setting(1e-4, "Lanczos stops once lambda_Q's Gauss/Gauss-Radau bracket is "
+                                          "this narrow relative to it (0: every step)", minimum=0)  # fmt: skip
 
 
 def laplace_columns(params: dict, data, nbeta: float, gamma: float, settings: LaplaceSettings, seed: int,
