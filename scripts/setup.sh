@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv and install grokslt with its workflow; `--test` adds the test and documentation tools.
-# torch is installed first and pinned: letting pip choose would pull a multi-GB CUDA build.
+# torch is installed first and pinned: letting the installer choose would pull a multi-GB CUDA build.
+# uv installs (downloads and unpacks in parallel): 15 s where pip took 55 s from a cold cache. It reads no pip
+# configuration, so pip's local wheel folder (where this machine keeps the CPU build of torch) is passed on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="workflow"
@@ -12,9 +14,14 @@ elif [[ $# -gt 0 ]]; then
 fi
 python3 -m venv .venv
 . .venv/bin/activate
-python -m pip install -q --upgrade pip
-python -m pip install -q "torch==2.13.0"
-python -m pip install -q -e ".[$extras]"
+python -m pip install -q --disable-pip-version-check "uv==0.13.10"
+wheels="${PIP_FIND_LINKS:-$(python -m pip config get global.find-links 2>/dev/null || true)}"
+links=()
+for folder in $wheels; do
+    links+=(--find-links "$folder")
+done
+uv pip install -q "${links[@]}" "torch==2.13.0"
+uv pip install -q "${links[@]}" -e ".[$extras]"
 python - <<'PY'
 import torch
 assert torch.__version__.startswith("2.13.0"), f"torch {torch.__version__} replaced the pinned 2.13.0"
