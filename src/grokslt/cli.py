@@ -37,6 +37,7 @@ Examples:
   grokslt figure fig2 --summary results/quick/summary/runs.csv \\
       --loss-data results/quick/runs/*/loss_data.csv --experiment baseline --out fig2
   grokslt plan --configfile config/quick.yaml --cores 2
+  grokslt train ... --out runs/a --then llc --run runs/a ...   several commands in one process
   grokslt llc --help                  every flag of one command
 
 The columns of every table: docs/columns.md.
@@ -595,14 +596,38 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+THEN = "--then"  # joins commands that run in one process
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run one command. Expected failures (bad input: status 2; a failed computation or a full disk:
+    """Run one command, or several joined by `--then` in one process (one start of Python and torch), each parsed
+    before the first runs. Expected failures (bad input: status 2; a failed computation or a full disk:
     status 1) end in one line on stderr; `--debug` shows their traceback instead."""
     argv = sys.argv[1:] if argv is None else argv
-    named = next((word for word in argv if not word.startswith("-")), None)
-    args = build_parser(named if named in COMMANDS else None).parse_args(argv)
+    commands = [parse(words) for words in split_commands(argv)]
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("grokslt").setLevel(logging.INFO)
+    for args in commands:
+        run_command(args)
+
+
+def split_commands(argv: list[str]) -> list[list[str]]:
+    """`a ... --then b ...` -> [[a, ...], [b, ...]]."""
+    commands = [[]]
+    for word in argv:
+        if word == THEN:
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    return commands
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    named = next((word for word in argv if not word.startswith("-")), None)
+    return build_parser(named if named in COMMANDS else None).parse_args(argv)
+
+
+def run_command(args: argparse.Namespace) -> None:
     try:
         entry = COMMANDS[args.command]
         runtime.configure(args.threads, entry.tensors)

@@ -39,6 +39,8 @@ rule run_tables:
         log_file("tables", "{run}"),
     benchmark:
         benchmark_file("tables", "{run}")
+    wildcard_constraints:
+        run=STAGED_RUNS,
     conda:
         ENV
     threads: THREADS

@@ -58,6 +58,14 @@ wildcard_constraints:
     kind=r"all|weights_[A-Za-z0-9_-]+|data_[A-Za-z0-9_-]+",
 
 
+# A run is trained, estimated and tabled by a job per stage, or by one job (`run_jobs: whole`): each rule's `run`
+# wildcard matches its own runs only.
+def one_of(names):
+    return "|".join(map(re.escape, names)) or "(?!)"  # (?!): no run
+
+
+STAGED_RUNS = one_of(LAYOUT.staged_runs())
+WHOLE_RUNS = one_of(LAYOUT.whole_runs)
 run_dir = LAYOUT.run_dir
 experiment_runs = LAYOUT.experiment_runs
 calibration_file = LAYOUT.calibration_file
@@ -79,7 +87,9 @@ def train_args(wildcards):
 # -- checkpoints and tables of runs ------------------------------------------------------------------------
 def llc_chunks(run, suffix=".csv"):
     """A run's LLC chunk files: its estimated checkpoints (the trajectory thinned by its `every`) in blocks of
-    `llc.chunk_size`; known once its training has finished."""
+    `llc.chunk_size`; known once its training has finished, or before for a run trained in one job with them."""
+    if run in LAYOUT.whole_runs:
+        return [f"{run_dir(run)}/llc/chunk0of1{suffix}"]
     log = Path(checkpoints.train.get(run=run).output.log)
     names = chunk_names(len(estimated_steps(log, RUN_LLC[run]["every"])), config["llc"]["chunk_size"])
     return [f"{run_dir(run)}/llc/{name}{suffix}" for name in names]

@@ -11,6 +11,8 @@ rule llc:
         log_file("llc", "{run}/chunk{i}of{n}"),
     benchmark:
         benchmark_file("llc", "{run}/chunk{i}of{n}")
+    wildcard_constraints:
+        run=STAGED_RUNS,
     conda:
         ENV
     threads: THREADS

@@ -118,6 +118,11 @@ class TrainConfig(DatasetSettings):
                 "first evaluation; expected eval_every <= max_steps"
             )
 
+    @property
+    def most_checkpoints(self) -> int:
+        """The checkpoints the run writes if it trains to max_steps (early stopping writes fewer)."""
+        return self.max_steps // self.eval_every + min(self.dense_until, self.max_steps) // self.dense_every
+
     def evaluates_at(self, step: int) -> bool:
         """Whether the run evaluates (and writes a checkpoint) after `step` steps."""
         return step % self.eval_every == 0 or (step <= self.dense_until and step % self.dense_every == 0)

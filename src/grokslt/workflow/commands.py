@@ -8,6 +8,7 @@ one thing known only once a run has trained, the LLC trace files of a run, is pa
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -43,6 +44,24 @@ class Layout:
 
     def run_dir(self, run: str) -> str:
         return f"{self.results}/runs/{run}"
+
+    @functools.cached_property
+    def whole_runs(self) -> list[str]:
+        """The runs trained, estimated and tabled in one job (`run_jobs: whole`): those whose every checkpoint fits
+        one LLC chunk whatever early stopping does, so that their chunk is known before training, and whose
+        sampler needs no calibration (made from a trained run) and no GPU (training would hold it)."""
+        if self.config["run_jobs"] != "whole" or self.config["gpu"]:
+            return []
+        size = self.config["llc"]["chunk_size"]
+        return [
+            run
+            for run, settings in self.runs.items()
+            if settings.most_checkpoints <= size and self.run_llc[run]["preset"] != "calibrated"
+        ]
+
+    def staged_runs(self) -> list[str]:
+        """The runs with a job per stage: training, each LLC chunk, the tables."""
+        return [run for run in self.runs if run not in set(self.whole_runs)]
 
     def experiment_runs(self, names) -> list[str]:
         return list(dict.fromkeys(run for name in names for run in self.membership[name]))

@@ -132,6 +132,14 @@ def config_schema() -> dict:
                 "default": False,
                 "description": "LLC jobs on one cuda GPU each (training and Hessian traces run on the CPU)",
             },
+            "run_jobs": {
+                "enum": ["by_stage", "whole"],
+                "default": "by_stage",
+                "description": "by_stage: a job per stage of a run (training, each LLC chunk, its tables); whole: "
+                "one job (one torch start) for a run whose checkpoints fit one LLC chunk at most "
+                "(max_steps / eval_every and the dense ones <= llc.chunk_size), unless its LLC preset is calibrated "
+                "or gpu is true",
+            },
             "defaults": section(training_properties(), "training settings every experiment starts from"),
             "experiments": {
                 "type": "object",
