@@ -21,7 +21,7 @@ import torch
 
 from grokslt.analysis.hessian import exact_trace
 from grokslt.analysis.theory import effective_atoms, generic_llc
-from grokslt.estimation.laplace import SpectralQuadrature, gauss_newton_quadrature
+from grokslt.estimation.laplace import SpectralQuadrature, gauss_newton_quadrature, significant
 from grokslt.estimation.linear_v import v_only_estimand
 from grokslt.estimation.llc import sampler_settings
 from grokslt.training.loss import zero_output_loss
@@ -50,7 +50,8 @@ def data_rank(quadrature: SpectralQuadrature) -> dict:
 
 
 def coefficient_row(run, step: int, probes: int, lanczos_steps: int, seed: int, mass: float = 0.99) -> dict:
-    """The sampler-free truth and the estimands at one checkpoint of a quadratic-network run (module doc)."""
+    """The sampler-free truth and the estimands at one checkpoint of a quadratic-network run (module doc), each
+    float to 10 significant digits (`laplace.significant`: the bytes do not depend on BLAS's last bits)."""
     params = run.load(step)
     W, V = params["W"].double(), params["V"].double()
     a, b, c = run.data.subset("train")
@@ -66,7 +67,7 @@ def coefficient_row(run, step: int, probes: int, lanczos_steps: int, seed: int, 
     local, at_authors = (quadrature.laplace_estimand(*LOCAL), quadrature.laplace_estimand(authors_nbeta,
                          authors.localization))  # fmt: skip
     atoms = effective_atoms(W, V, mass)
-    return {
+    row = {
         "step": step,
         "train_loss": loss["init_loss"],
         "loss_fraction": loss["init_loss"] / zero_loss,
@@ -88,6 +89,7 @@ def coefficient_row(run, step: int, probes: int, lanczos_steps: int, seed: int, 
         "probes": probes,
         "lanczos_steps": lanczos_steps,
     }
+    return {name: significant(value) if isinstance(value, float) else value for name, value in row.items()}
 
 
 def write_coefficient_table(run_dir, out, steps=None, chunk=None, every=None, probes: int = 4,
