@@ -37,7 +37,8 @@ Examples:
   grokslt figure fig2 --summary results/quick/summary/runs.csv \\
       --loss-data results/quick/runs/*/loss_data.csv --experiment baseline --out fig2
   grokslt plan --configfile config/quick.yaml --cores 2
-  grokslt train ... --out runs/a --then llc --run runs/a ...   several commands in one process
+  grokslt llc --run runs/baseline --out llc.csv --then hessian --run runs/baseline --out hessian.csv
+                                      (--then: several commands in one process, one torch start)
   grokslt llc --help                  every flag of one command
 
 The columns of every table: docs/columns.md.

@@ -49,7 +49,9 @@ def expected_counts(config: dict) -> dict[str, int]:
     runs, _ = expand_experiments(checked)
     _, membership = expand_experiments(checked)
     certified = {run for name in checked["certified"]["experiments"] for run in membership[name]}
-    per_run = {"train": len(runs), "run_tables": len(runs)}
+    whole = len(whole_runs(checked, runs))
+    per_run = {"whole_run": whole} if whole else {}
+    per_run |= {"train": len(runs) - whole, "run_tables": len(runs) - whole} if whole < len(runs) else {}
     per_run |= {"certify": len(certified)} if certified else {}
     refined = checked["refined"]
     refined_runs = {run for name in refined["experiments"] for run in membership[name]}
@@ -70,6 +72,16 @@ def expected_counts(config: dict) -> dict[str, int]:
         "figure": len(instances(checked["figures"])),
         "all": 1,
     }
+
+
+def whole_runs(checked: dict, runs: dict) -> list[str]:
+    """With `run_jobs: whole`, the runs that write at most one LLC chunk of checkpoints, counted step by step (no
+    config here names the calibrated preset for a run's trajectory)."""
+    if checked["run_jobs"] != "whole" or checked["gpu"]:
+        return []
+    size = checked["llc"]["chunk_size"]
+    written = {run: sum(map(settings.evaluates_at, range(1, settings.max_steps + 1))) for run, settings in runs.items()}
+    return [run for run, count in written.items() if count <= size]
 
 
 def coefficient_jobs(checked: dict, membership: dict) -> dict[str, int]:
@@ -111,7 +123,8 @@ def test_a_figure_target_builds_only_what_that_figure_reads(target, experiments,
     runs, membership = expand_experiments(check_config(config))
     needed = set(runs) if experiments is None else {run for name in experiments for run in membership[name]}
     jobs = job_counts(snakemake("-n", target, "--configfile", write_config(tmp_path, config), cwd=tmp_path).stdout)
-    assert jobs["train"] == len(needed) and (experiments is None or len(needed) < len(runs))
+    trained = jobs.get("train", 0) + jobs.get("whole_run", 0)
+    assert trained == len(needed) and (experiments is None or len(needed) < len(runs))
     assert jobs["figure"] == 1 and jobs[target] == 1 and "all" not in jobs
     assert "claims" not in jobs and ("scorecard_table" in jobs) == (target == "scorecard")
 
@@ -307,6 +320,36 @@ def test_sigkill_mid_run_then_restart_gives_the_same_results(finished_tiny, tmp_
     restarted = tables(tmp_path / TINY_RESULTS)
     expected = tables(finished_tiny.root / TINY_RESULTS)
     assert {f"runs/{run}/loss_data.csv" for run in runs} <= set(restarted)
+    assert {path: expected[path] for path in restarted} == restarted
+
+
+def test_whole_run_jobs_killed_then_restarted_give_the_by_stage_results(finished_tiny, tmp_path):
+    """`run_jobs: whole` on the tiny config: a seed run's training, LLC and tables in one job, killed with SIGKILL
+    once training has written its last checkpoint, restarted: every table equals the by-stage run's."""
+    config = load(TINY) | {"run_jobs": "whole"}
+    runs, membership = expand_experiments(check_config(config))
+    run = membership["seeds"][0]
+    assert run in whole_runs(check_config(config), runs)
+    target = f"{TINY_RESULTS}/runs/{run}/loss_data.csv"
+    snakefile = copy_workflow(tmp_path)
+    configfile = write_config(tmp_path, config)
+    command = [SNAKEMAKE, "-s", str(snakefile), target, "--cores", "1", "--configfile", str(configfile)]
+    last = tmp_path / TINY_RESULTS / "runs" / run / "checkpoints" / f"step_{runs[run].max_steps:07d}.safetensors"
+    with (tmp_path / "killed.log").open("w") as stderr:
+        process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr,
+                                   start_new_session=True)  # fmt: skip
+    deadline = time.time() + 300
+    while time.time() < deadline and not last.exists() and process.poll() is None:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert last.exists() and not (tmp_path / target).exists(), (tmp_path / "killed.log").read_text()
+    snakemake("--unlock", "--configfile", configfile, cwd=tmp_path, snakefile=snakefile)
+    result = snakemake(target, "--cores", "1", "--configfile", configfile, cwd=tmp_path, snakefile=snakefile)
+    assert job_counts(result.stdout + result.stderr) == {"whole_run": 1}
+    restarted = tables(tmp_path / TINY_RESULTS)
+    expected = tables(finished_tiny.root / TINY_RESULTS)
+    assert {f"runs/{run}/{name}" for name in ("loss_data.csv", "params.csv", "llc/chunk0of1.csv")} <= set(restarted)
     assert {path: expected[path] for path in restarted} == restarted
 
 

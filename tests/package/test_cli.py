@@ -159,7 +159,7 @@ def test_every_command_prints_its_help(command, capsys):
 def test_help_shows_examples_that_parse(capsys):
     import shlex
 
-    from grokslt.cli import EXAMPLES, build_parser
+    from grokslt.cli import EXAMPLES, build_parser, split_commands
 
     with pytest.raises(SystemExit) as exit:
         main(["--help"])
@@ -170,7 +170,8 @@ def test_help_shows_examples_that_parse(capsys):
     assert len(examples) >= 4
     for words in examples:
         if "--help" not in words:
-            build_parser().parse_args(words)  # every flag of every example exists
+            for command in split_commands(words):
+                build_parser().parse_args(command)  # every flag of every example exists
 
 
 def test_starting_a_command_imports_neither_arviz_nor_matplotlib():
@@ -184,3 +185,26 @@ def test_starting_a_command_imports_neither_arviz_nor_matplotlib():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_commands_joined_by_then_run_in_one_process_as_they_would_apart(tiny_run, tmp_path):
+    """`llc ... --then hessian ...`: the same tables as two commands, one start."""
+    llc = ["llc", "--run", str(tiny_run), *FAST_LLC, "--steps", "100,300"]
+    hessian = ["hessian", "--run", str(tiny_run), "--steps", "100,300", "--num-probes", "5"]
+    main([*llc, "--out", str(tmp_path / "llc.csv")])
+    main([*hessian, "--out", str(tmp_path / "h.csv")])
+    main([*llc, "--out", str(tmp_path / "llc2.csv"), "--then", *hessian, "--out", str(tmp_path / "h2.csv")])
+    assert (tmp_path / "llc.csv").read_bytes() == (tmp_path / "llc2.csv").read_bytes()
+    assert (tmp_path / "h.csv").read_bytes() == (tmp_path / "h2.csv").read_bytes()
+
+
+def test_a_chain_is_parsed_whole_before_its_first_command_runs(tiny_run, tmp_path, capsys):
+    """A mistyped flag in the last command refuses the chain before the first writes anything."""
+    first = ["llc", "--run", str(tiny_run), *FAST_LLC, "--steps", "100", "--out", str(tmp_path / "first.csv")]
+    with pytest.raises(SystemExit) as refused:
+        main([*first, "--then", "hessian", "--run", str(tiny_run), "--num-probs", "5", "--out", "h.csv"])
+    assert refused.value.code == 2 and "--num-probs" in capsys.readouterr().err
+    assert not (tmp_path / "first.csv").exists()
+    with pytest.raises(SystemExit) as empty:
+        main([*first, "--then"])
+    assert empty.value.code == 2 and not (tmp_path / "first.csv").exists()

@@ -100,3 +100,24 @@ def test_figure_arguments_leave_out_an_optional_input_that_is_absent_only():
     theory = FIGURES["theory_vs_measurement"]
     words = figure_args(theory, {"experiments": ["a", "b"]}, {"summary": []})
     assert words == ["theory_vs_measurement", "--summary", "--rank-checks", "--experiments", "a", "b"]
+
+
+def checkpoints_written(settings) -> int:
+    """Every step a run evaluates at, counted one by one (training to max_steps)."""
+    return sum(settings.evaluates_at(step) for step in range(1, settings.max_steps + 1))
+
+
+def test_whole_runs_are_those_whose_every_checkpoint_fits_one_llc_chunk():
+    config = copy.deepcopy(TINY) | {"run_jobs": "whole"}
+    config["experiments"]["dense"] = {"max_steps": 200, "dense_until": 100, "dense_every": 20, "early_stop": False}
+    config["experiments"]["calibrated"] = {"seed": 7, "llc": {"preset": "calibrated"}}
+    whole = layout(config)
+    size = config["llc"]["chunk_size"]
+    fits = {run for run, settings in whole.runs.items() if checkpoints_written(settings) <= size}
+    [calibrated] = whole.membership["calibrated"]
+    assert whole.whole_runs and set(whole.whole_runs) == fits - {calibrated}
+    assert set(whole.staged_runs()) == set(whole.runs) - fits | {calibrated}
+    assert whole.membership["baseline_long"][0] in whole.staged_runs()  # 8 checkpoints, chunks of 6
+    [dense] = whole.membership["dense"]  # 50, 100, 150, 200 and 20, 40, 60, 80
+    assert dense in whole.staged_runs() and checkpoints_written(whole.runs[dense]) == 8
+    assert layout(config | {"gpu": True}).whole_runs == [] and layout().whole_runs == []
