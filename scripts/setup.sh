@@ -20,8 +20,11 @@ links=()
 for folder in $wheels; do
     links+=(--find-links "$folder")
 done
-uv pip install -q "${links[@]}" "torch==2.13.0"
-uv pip install -q "${links[@]}" -e ".[$extras]"
+# --compile-bytecode: every job imports torch, pandas and matplotlib; without .pyc files (pip writes them, uv only
+# when asked) each start compiles their sources anew, 2.5 CPU-s a figure job
+uv pip install -q --compile-bytecode "${links[@]}" "torch==2.13.0"
+uv pip install -q --compile-bytecode "${links[@]}" -e ".[$extras]"
+python -m compileall -q src  # the project's own, where PYTHONDONTWRITEBYTECODE keeps Python from writing them
 python - <<'PY'
 import torch
 assert torch.__version__.startswith("2.13.0"), f"torch {torch.__version__} replaced the pinned 2.13.0"
