@@ -22,6 +22,20 @@ from grokslt.workflow.experiments import LLC_CHOICE_KEYS
 from grokslt.workflow.studies import STUDIES, Study
 
 
+def whole_runs(config: Mapping, runs: Mapping, run_llc: Mapping) -> list[str]:
+    """The runs trained, estimated and tabled in one job (`run_jobs: whole`): those whose every checkpoint fits one
+    LLC chunk whatever early stopping does, so that their chunk is known before training, and whose sampler needs no
+    calibration (made from a trained run) and no GPU (training would hold it)."""
+    if config["run_jobs"] != "whole" or config["gpu"]:
+        return []
+    size = config["llc"]["chunk_size"]
+    return [
+        run
+        for run, settings in runs.items()
+        if settings.most_checkpoints <= size and run_llc[run]["preset"] != "calibrated"
+    ]
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where the workflow's files lie, for a checked config (`config.CheckedConfig`): `runs` {run: its
@@ -47,17 +61,7 @@ class Layout:
 
     @functools.cached_property
     def whole_runs(self) -> list[str]:
-        """The runs trained, estimated and tabled in one job (`run_jobs: whole`): those whose every checkpoint fits
-        one LLC chunk whatever early stopping does, so that their chunk is known before training, and whose
-        sampler needs no calibration (made from a trained run) and no GPU (training would hold it)."""
-        if self.config["run_jobs"] != "whole" or self.config["gpu"]:
-            return []
-        size = self.config["llc"]["chunk_size"]
-        return [
-            run
-            for run, settings in self.runs.items()
-            if settings.most_checkpoints <= size and self.run_llc[run]["preset"] != "calibrated"
-        ]
+        return whole_runs(self.config, self.runs, self.run_llc)
 
     def staged_runs(self) -> list[str]:
         """The runs with a job per stage: training, each LLC chunk, the tables."""

@@ -247,6 +247,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
     """Per experiment and in total: runs, checkpoints, estimates, CPU seconds, and wall seconds on `cores`,
     for what the workflow runs of `config` (figures and studies whose default experiment is absent left out)."""
     from grokslt.figures import instances
+    from grokslt.workflow.commands import whole_runs
     from grokslt.workflow.config import check_workflow
 
     checked = check_workflow(config)
@@ -256,6 +257,8 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
     for run, train in runs.items():
         steps = (stops or {}).get(run, (train.max_steps, ""))[0]
         costs[run] = run_costs(train, steps, llc[run], probes, machine, config["llc"]["chunk_size"])
+    for run in whole_runs(config, runs, llc):
+        costs[run]["jobs"] = 1
     experiments = {}
     for name, members in membership.items():
         rows = [costs[run] for run in members]
@@ -269,10 +272,7 @@ def plan(config: dict, cores: int, machine: Machine, stops: dict[str, tuple[int,
     certified = certified_seconds(config, membership, costs, lambda run: step_seconds(machine, runs[run], "chain"))
     studies = study_seconds(config, runs, membership, costs, machine, certified)
     figures = instances(config["figures"])
-    summaries = 1 + sum("summary" in figure.reads for figure, _ in figures.values())
-    shared_jobs = 3 + summaries + len(studies) + len(certified_runs(config, membership))
-    shared_jobs += per_run_jobs(config, membership)
-    jobs = sum(r["jobs"] for r in costs.values()) + shared_jobs
+    jobs = sum(r["jobs"] for r in costs.values()) + shared_jobs(config, membership)
     parts = {"runs, each once": sum(map(run_seconds, costs.values()))}
     parts |= {f"study: {name}": seconds for name, seconds in studies.items() if seconds}
     parts |= {"job starts": jobs * machine.start, "figures": len(figures) * machine.figure}
@@ -427,11 +427,22 @@ def refined_seconds(config, membership, costs, chain_step) -> float:
     )
 
 
-def per_run_jobs(config, membership) -> int:
-    """The jobs of the studies with a table per run, beyond the one each study counts."""
+def shared_jobs(config, membership) -> int:
+    """The jobs beside the runs' own and the figures, as the workflow's rules make them: the theory, summary, claims
+    and scorecard tables; each study's (one per run where its table is per run); the certified estimates (one per
+    run); the refined ones (per run: a table per weight group and data subset beside all weights, their table, and
+    with `traces` the per-pair traces and WAIC)."""
     from grokslt.workflow.studies import STUDIES
 
-    return sum(max(len(study.run_ids(config, membership)) - 1, 0) for study in STUDIES.values() if study.per_run)
+    studies = 0
+    for study in STUDIES.values():
+        members = study.run_ids(config, membership)
+        studies += len(members) if study.per_run else int(bool(members))
+    section = config["refined"]
+    refined_runs = set(run for name in section["experiments"] for run in membership[name])
+    kinds = 1 + len(section["weights"]) + len([d for d in section["data"] if d != "train"])
+    refined = len(refined_runs) * (kinds + 1 + (2 if section["traces"] else 0))
+    return 4 + studies + len(certified_runs(config, membership)) + refined
 
 
 @dataclass(frozen=True)
