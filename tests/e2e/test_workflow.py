@@ -83,7 +83,10 @@ def whole_runs(checked: dict, runs: dict) -> list[str]:
     if checked["run_jobs"] != "whole" or checked["gpu"]:
         return []
     size = checked["llc"]["chunk_size"]
-    written = {run: sum(map(settings.evaluates_at, range(1, settings.max_steps + 1))) for run, settings in runs.items()}
+    written = {}
+    for run, settings in runs.items():
+        steps = settings.max_steps
+        written[run] = sum(map(settings.evaluates_at, range(1, steps + 1))) + (not settings.evaluates_at(steps))
     return [run for run, count in written.items() if count <= size]
 
 

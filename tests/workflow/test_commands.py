@@ -103,14 +103,16 @@ def test_figure_arguments_leave_out_an_optional_input_that_is_absent_only():
 
 
 def checkpoints_written(settings) -> int:
-    """Every step a run evaluates at, counted one by one (training to max_steps)."""
-    return sum(settings.evaluates_at(step) for step in range(1, settings.max_steps + 1))
+    """Every step a run evaluates at, counted one by one, and its last (training to max_steps)."""
+    steps = settings.max_steps
+    return sum(settings.evaluates_at(step) for step in range(1, steps + 1)) + (not settings.evaluates_at(steps))
 
 
 def test_whole_runs_are_those_whose_every_checkpoint_fits_one_llc_chunk():
     config = copy.deepcopy(TINY) | {"run_jobs": "whole"}
     config["experiments"]["dense"] = {"max_steps": 200, "dense_until": 100, "dense_every": 20, "early_stop": False}
     config["experiments"]["calibrated"] = {"seed": 7, "llc": {"preset": "calibrated"}}
+    config["experiments"]["ragged"] = {"max_steps": 280, "early_stop": False}  # 50, ..., 250 and the last, 280
     whole = layout(config)
     size = config["llc"]["chunk_size"]
     fits = {run for run, settings in whole.runs.items() if checkpoints_written(settings) <= size}
@@ -120,4 +122,7 @@ def test_whole_runs_are_those_whose_every_checkpoint_fits_one_llc_chunk():
     assert whole.membership["baseline_long"][0] in whole.staged_runs()  # 8 checkpoints, chunks of 6
     [dense] = whole.membership["dense"]  # 50, 100, 150, 200 and 20, 40, 60, 80
     assert dense in whole.staged_runs() and checkpoints_written(whole.runs[dense]) == 8
+    [ragged] = whole.membership["ragged"]
+    ragged_settings = whole.runs[ragged]
+    assert ragged in whole.whole_runs and ragged_settings.most_checkpoints == 6 == checkpoints_written(ragged_settings)
     assert layout(config | {"gpu": True}).whole_runs == [] and layout().whole_runs == []

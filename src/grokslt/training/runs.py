@@ -94,7 +94,7 @@ def load_run(path: str | Path) -> Run:
     return Run(path, config, data, checkpoints, outcome, record)
 
 
-RETRAIN = "rerun its training (`snakemake --forcerun train`, or `grokslt train` with the run's settings)"
+RETRAIN = "rerun its training (`snakemake --forcerun train whole_run`, or `grokslt train` with the run's settings)"
 
 
 def run_record(path: Path) -> dict:

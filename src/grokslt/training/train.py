@@ -120,8 +120,11 @@ class TrainConfig(DatasetSettings):
 
     @property
     def most_checkpoints(self) -> int:
-        """The checkpoints the run writes if it trains to max_steps (early stopping writes fewer)."""
-        return self.max_steps // self.eval_every + min(self.dense_until, self.max_steps) // self.dense_every
+        """The checkpoints the run writes if it trains to max_steps (early stopping writes fewer): the regular and
+        the dense evaluations, and the last step where it is neither."""
+        regular = range(self.eval_every, self.max_steps + 1, self.eval_every)
+        dense = range(self.dense_every, min(self.dense_until, self.max_steps) + 1, self.dense_every)
+        return len({*regular, *dense, self.max_steps})
 
     def evaluates_at(self, step: int) -> bool:
         """Whether the run evaluates (and writes a checkpoint) after `step` steps."""

@@ -90,7 +90,7 @@ DESCRIPTIONS = {
     "v_reach": "v_estimand / v_coefficient: the share of a known learning coefficient that these sampler settings can measure (CLAIMS.md's reach rule asks >= 0.9 before a value or scaling claim is decided)",
     "llc_minus_lambda_q": "llc_mean - lambda_q: what the estimate adds beyond the Laplace approximation at the same settings (SLT's singular part plus the sampler's bias)",
     "llc_minus_lambda_q_stderr": "the error of llc_minus_lambda_q: mcse and lambda_q_stderr in quadrature",
-    "lambda_q_lanczos_steps": "the Lanczos steps lambda_q took: at most laplace_lanczos_steps, fewer where its bracket closed to laplace_bracket_rtol first",
+    "lambda_q_lanczos_steps": "the Lanczos steps lambda_q took (the most over its probes' runs): at most laplace_lanczos_steps, fewer where its bracket closed to laplace_bracket_rtol first",
     "accept_rate": "mala only: the Metropolis acceptance rate, mean over chains (0 to 1)",
     "backend": "native (this package's batched sampler) or devinterp (devinterp 1.3.2 itself)",
     "preset": "the sampler preset (paper_code, paper_code_lr_wd, paper_text, calibrated) or custom",
