@@ -69,7 +69,9 @@ def test_a_study_is_one_entry_schema_check_planner_rule_and_columns(margin, monk
     monkeypatch.setattr(plan, "step_seconds", lambda machine, run, what: 1e-6)
     costs = {run: {"checkpoints": 4, "dense_checkpoints": 0} for run in checked.runs}
     assert plan.study_seconds(checked.config, checked.runs, checked.membership, costs, None, {})["margin"] == 7.0 * 2
-    assert plan.per_run_jobs(checked.config, checked.membership) >= len(runs) - 1
+    without = check_workflow(copy.deepcopy(TINY))
+    jobs = plan.shared_jobs(checked.config, checked.membership)
+    assert jobs - plan.shared_jobs(without.config, without.membership) == len(runs)  # one job per run of the study
 
     layout = Layout.of(checked, "reference/SHA256SUMS")  # what the rule of workflow/rules/estimation.smk reads
     assert layout.study_outputs(margin) == {"table": "tiny results/runs/{run}/margin.csv"}
