@@ -20,6 +20,7 @@ def test_ols_and_wilson():
     assert coef.tolist() == pytest.approx([2, 1]) and r2 == pytest.approx(1.0)
     low, high = wilson(18, 20)
     assert 0.68 < low < 0.9 < high < 0.98
+    assert wilson(0, 5)[0] == 0.0 and wilson(5, 5)[1] == 1.0  # a claims note printed [-0.00, 0.43] before
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
+    return max(centre - half, 0.0), min(centre + half, 1.0)  # 0 and 1 exactly at k = 0 and k = n (rounding)
 
 
 def trend_slope(x, y) -> tuple[float, float]:
