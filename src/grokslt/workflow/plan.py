@@ -419,12 +419,18 @@ def refined_seconds(config, membership, costs, chain_step) -> float:
     section = config["refined"]
     preset = sampler_settings(section["preset"])
     steps = preset.num_chains * (preset.num_burnin + section.get("num_draws", preset.num_draws))
-    kinds = 1 + len(section["weights"]) + len([d for d in section["data"] if d != "train"])
-    runs = list(dict.fromkeys(run for name in section["experiments"] for run in membership[name]))
+    runs, kinds = refined_tables(section, membership)
     traced = 5 * 2 if section["traces"] else 0
     return sum(
         (kinds * (costs[run]["checkpoints"] / section["every"] + 9) + traced) * steps * chain_step(run) for run in runs
     )
+
+
+def refined_tables(section, membership) -> tuple[list[str], int]:
+    """The runs of `refined:` and how many refined LLC tables each has: all weights, each weight group, each data
+    subset but the training set."""
+    runs = list(dict.fromkeys(run for name in section["experiments"] for run in membership[name]))
+    return runs, 1 + len(section["weights"]) + len([d for d in section["data"] if d != "train"])
 
 
 def shared_jobs(config, membership) -> int:
@@ -439,8 +445,7 @@ def shared_jobs(config, membership) -> int:
         members = study.run_ids(config, membership)
         studies += len(members) if study.per_run else int(bool(members))
     section = config["refined"]
-    refined_runs = set(run for name in section["experiments"] for run in membership[name])
-    kinds = 1 + len(section["weights"]) + len([d for d in section["data"] if d != "train"])
+    refined_runs, kinds = refined_tables(section, membership)
     refined = len(refined_runs) * (kinds + 1 + (2 if section["traces"] else 0))
     return 4 + studies + len(certified_runs(config, membership)) + refined
 
