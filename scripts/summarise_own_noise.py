@@ -1,8 +1,20 @@
-"""Figure 2's runs at paper scale with each run's own sampler noise against the shared-noise estimates of
-measured/paper_local: per run, the peaks of both presets' trajectories, the local preset's fall to the stop, and how
-far apart the two noises' local estimates of the same checkpoints lie in combined MCSE.
+"""The paper-scale runs of config/paper_local.yaml rerun with each run's own sampler noise, against the same runs'
+shared-noise estimates (every run's sampler seed 0):
 
-    python scripts/summarise_own_noise.py RESULTS/runs OUT.csv
+- peaks.csv, Figure 2's runs: the peaks of both presets' trajectories, the local preset's fall to the stop, and how
+  far apart the two noises' local estimates of the same checkpoints lie (against
+  measured/paper_local/local_estimates.csv)
+- local_estimates.csv: every run's local-preset estimates with their diagnostics, locality, lambda_Q and seed
+- finals.csv, Figures 1a and 1b's runs: the final LLC at both presets with each noise, lambda_Q and r / 2 there
+  (against measured/paper_local/local_estimates.csv, 2,000 draws, where it has the run, else the 4,000-draw finals
+  of measured/paper_subset/certified_runs.csv; the authors' sampler against measured/paper_subset/runs.csv)
+
+Own and shared noise are compared on the full-batch estimate `llc_full`, in units of sqrt(2) times the own
+estimate's MCSE (equal draws give equal MCSEs; the shared tables keep no full-batch MCSE): their `llc_mean` was taken
+against a minibatch L_init whose noise their MCSE left out (up to 8 LLC where the MCSE said 1), which the code
+since computes and adds.
+
+    python scripts/summarise_own_noise.py RESULTS/runs OUT_DIR
 """
 
 import argparse
@@ -11,18 +23,37 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-SHARED = Path(__file__).resolve().parents[1] / "measured" / "paper_local" / "local_estimates.csv"
-PREFIX = "p53_K1024_adam_lr1e-04_wd1e-05_bs128_s"
+MEASURED = Path(__file__).resolve().parents[1] / "measured"
+SHARED_LOCAL = MEASURED / "paper_local" / "local_estimates.csv"
+SHARED_SUBSET_LOCAL = MEASURED / "paper_subset" / "certified_runs.csv"
+SHARED_SUBSET_RUNS = MEASURED / "paper_subset" / "runs.csv"
+FIG2_PREFIX = "p53_K1024_adam_lr1e-04_wd1e-05_bs128_s"
+SWEEP_SUFFIX = "_adam_lr1e-02_wd1e-05_bs64_s0_es0.95x3"
+ESTIMATE_COLUMNS = [
+    "step", "llc_mean", "llc_full", "mcse", "r_hat", "ess_bulk", "ess_tail", "converged", "loss_excess",
+    "loss_excess_fraction", "sampled_train_acc", "relative_distance", "local", "lambda_q", "lambda_q_stderr",
+    "llc_minus_lambda_q", "llc_minus_lambda_q_stderr", "v_reach", "step_size", "nbeta", "localization", "num_chains",
+    "num_draws", "seed",
+]  # fmt: skip
 
 
-def run_row(run_dir: Path, shared: pd.DataFrame) -> dict:
+def finished(run_dir: Path) -> bool:
+    return all((run_dir / name).exists() for name in ("summary.csv", "certified.csv", "loss_data.csv"))
+
+
+def z_score(own_full, shared_full, own_mcse):
+    """How far apart two independent estimates of equal draws lie, in their difference's standard error."""
+    return (own_full - shared_full) / (np.sqrt(2) * own_mcse)
+
+
+def peak_row(run_dir: Path, shared: pd.DataFrame) -> dict:
     loss = pd.read_csv(run_dir / "loss_data.csv")
     local = pd.read_csv(run_dir / "certified.csv").set_index("step")
     authors = loss.dropna(subset=["llc"])
     peak = local.llc_mean.idxmax()
-    shared = shared.set_index("step")[["llc_mean", "mcse"]].add_suffix("_shared")
-    both = local[["llc_mean", "mcse"]].join(shared, how="inner")
-    z = (both.llc_mean - both.llc_mean_shared) / np.hypot(both.mcse, both.mcse_shared)
+    shared = shared.set_index("step")[["llc_mean", "llc_full"]].add_suffix("_shared")
+    both = local[["llc_full", "mcse"]].join(shared, how="inner")
+    z = z_score(both.llc_full, both.llc_full_shared, both.mcse)
     return {
         "run": run_dir.name,
         "paper_code_peak_step": int(authors.loc[authors.llc.idxmax(), "step"]),
@@ -40,24 +71,81 @@ def run_row(run_dir: Path, shared: pd.DataFrame) -> dict:
         "lambda_q_at_stop": local.lambda_q.iloc[-1],
         "shared_noise_checkpoints": len(both),
         "shared_noise_peak_step": int(shared.llc_mean_shared.idxmax()),
+        "own_minus_shared_full_max_abs": float((both.llc_full - both.llc_full_shared).abs().max()),
         "own_minus_shared_max_abs_z": float(z.abs().max()),
         "own_minus_shared_median_abs_z": float(z.abs().median()),
     }
 
 
+def shared_local_final(run: str, step: int, paper_local: pd.DataFrame, paper_subset: pd.DataFrame) -> dict:
+    """The shared-noise local estimate at the run's final step: paper_local's full-batch estimate (2,000 draws, as
+    here) where it has one, else paper_subset's `llc_mean` (4,000 draws or 8,000 on a second try; its table keeps
+    no other, so no z is given)."""
+    row = paper_local[(paper_local.run == run) & (paper_local.step == step)]
+    if len(row):
+        return {"shared_local_full": row.llc_full.iloc[0], "shared_source": "paper_local"}
+    row = paper_subset[(paper_subset.run == run) & (paper_subset.last_step == step)]
+    if len(row):
+        return {"shared_local_mean": row.last_llc.iloc[0], "shared_source": "paper_subset"}
+    return {"shared_source": "none at this step"}
+
+
+def final_row(run_dir: Path, paper_local: pd.DataFrame, paper_subset: pd.DataFrame, subset_runs: pd.DataFrame) -> dict:
+    summary = pd.read_csv(run_dir / "summary.csv").iloc[0]
+    local = pd.read_csv(run_dir / "certified.csv").dropna(subset=["llc_mean"]).iloc[-1]
+    step = int(local.step)
+    coefficient = pd.read_csv(run_dir / "coefficient.csv") if (run_dir / "coefficient.csv").exists() else None
+    at_step = coefficient[coefficient.step == step] if coefficient is not None else pd.DataFrame()
+    shared_authors = subset_runs[(subset_runs.run == run_dir.name) & (subset_runs.final_step == summary.final_step)]
+    row = {
+        "run": run_dir.name,
+        "p": int(summary.p),
+        "hidden": int(summary.hidden),
+        "final_step": int(summary.final_step),
+        "paper_code_final": summary.final_llc,
+        "paper_code_final_local": bool(summary.final_local),
+        "shared_paper_code_final": shared_authors.final_llc.iloc[0] if len(shared_authors) else np.nan,
+        "local_step": step,
+        "local_final": local.llc_mean,
+        "local_final_full": local.llc_full,
+        "local_final_mcse": local.mcse,
+        "local_final_r_hat": local.r_hat,
+        "local_final_converged": bool(local.converged),
+        "local_final_local": bool(local.local),
+        "lambda_q": local.lambda_q,
+        "half_trace": at_step.half_trace.iloc[0] if len(at_step) else np.nan,
+        "half_rank": at_step.half_rank.iloc[0] if len(at_step) else np.nan,
+        "keff_llc": summary.final_keff_llc,
+        "half_d": 3 * summary.p * summary.hidden / 2,
+    }
+    row |= {"shared_local_full": np.nan, "shared_local_mean": np.nan}
+    row |= shared_local_final(run_dir.name, step, paper_local, paper_subset)
+    row["own_minus_shared_local_z"] = z_score(row["local_final_full"], row["shared_local_full"], local.mcse)
+    return row
+
+
+def local_estimates(run_dirs: list[Path]) -> pd.DataFrame:
+    tables = [pd.read_csv(run / "certified.csv")[ESTIMATE_COLUMNS].assign(run=run.name) for run in run_dirs]
+    return pd.concat(tables)[["run", *ESTIMATE_COLUMNS]]
+
+
 def main(runs: str, out: str) -> None:
-    shared = pd.read_csv(SHARED)
-    rows = []
-    for seed in range(6):
-        run_dir = Path(runs) / f"{PREFIX}{seed}"
-        if (run_dir / "certified.csv").exists() and (run_dir / "loss_data.csv").exists():
-            rows.append(run_row(run_dir, shared[shared.run == run_dir.name]))
-    pd.DataFrame(rows).to_csv(out, index=False)
+    runs, out = Path(runs), Path(out)
+    finished_runs = sorted(run for run in runs.iterdir() if finished(run))
+    local_estimates(finished_runs).to_csv(out / "local_estimates.csv", index=False)
+    paper_local = pd.read_csv(SHARED_LOCAL)
+    fig2 = [runs / f"{FIG2_PREFIX}{seed}" for seed in range(6)]
+    peaks = [peak_row(run, paper_local[paper_local.run == run.name]) for run in fig2 if finished(run)]
+    pd.DataFrame(peaks).to_csv(out / "peaks.csv", index=False)
+    sweeps = sorted(run for run in runs.glob(f"p*{SWEEP_SUFFIX}") if finished(run))
+    paper_subset, subset_runs = pd.read_csv(SHARED_SUBSET_LOCAL), pd.read_csv(SHARED_SUBSET_RUNS)
+    finals = [final_row(run, paper_local, paper_subset, subset_runs) for run in sweeps]
+    pd.DataFrame(finals).sort_values(["hidden", "p"]).to_csv(out / "finals.csv", index=False)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", help="the workflow's results/paper_local/runs")
-    parser.add_argument("out", help="the CSV to write")
+    parser.add_argument("out", help="the folder to write peaks.csv and finals.csv into")
     args = parser.parse_args()
     main(args.runs, args.out)

@@ -1,26 +1,44 @@
 #!/usr/bin/env bash
-# Figure 2's claims at paper scale with each run's own sampler noise: the runs of config/paper_local.yaml's
-# baseline and seeds that its workflow (at commit b2fc247, where every run's LLC seed is its own) had finished,
-# summarised and decided by `grokslt summary` and `grokslt claims` over those runs alone, and their peaks against
-# the shared-noise estimates (scripts/summarise_own_noise.py).
+# The claims of config/paper_local.yaml at paper scale with each run's own sampler noise: the runs its workflow
+# (at commit b2fc247, where every run's LLC seed is its own) had finished, summarised and decided by
+# `grokslt summary` and `grokslt claims` over those runs alone, each claim's figure drawn by `grokslt figure`, and
+# the runs against their shared-noise estimates (scripts/summarise_own_noise.py).
 #   bash measured/paper_local/own_noise/make.sh RESULTS   (RESULTS: that workflow's results/paper_local)
 set -euo pipefail
 results=$1
 here=$(cd "$(dirname "$0")" && pwd)
-prefix=p53_K1024_adam_lr1e-04_wd1e-05_bs128_s
-runs=() loss=() certified=() seeds=()
-for seed in 0 1 2 3 4 5; do
-    run=$results/runs/$prefix$seed
-    [[ -f $run/summary.csv && -f $run/certified.csv ]] || continue
-    runs+=("$run")
-    loss+=("$run/loss_data.csv")
-    certified+=("$run/certified.csv")
-    [[ $seed -gt 0 ]] && seeds+=("$prefix$seed")
-done
-members=$(
-    IFS=,
-    echo "${seeds[*]}"
-)
-grokslt summary --runs "${runs[@]}" --experiment "baseline=${prefix}0" "seeds=$members" --out "$here/runs.csv"
-grokslt claims --summary "$here/runs.csv" --loss-data "${loss[@]}" --certified "${certified[@]}" --out "$here/claims.csv"
-python "$here/../../../scripts/summarise_own_noise.py" "$results/runs" "$here/peaks.csv"
+sweep=_adam_lr1e-02_wd1e-05_bs64_s0_es0.95x3
+runs=() loss=() certified=() coefficient=() seeds=() vary_p=() vary_K=()
+
+# add RUN: the run's tables join the lists where it finished (trained, tabled, certified)
+add() {
+    local run=$results/runs/$1
+    [[ -f $run/summary.csv && -f $run/certified.csv ]] || return 1
+    if [[ ! " ${runs[*]} " =~ " $run " ]]; then
+        runs+=("$run")
+        loss+=("$run/loss_data.csv")
+        certified+=("$run/certified.csv")
+        if [[ -f $run/coefficient.csv ]]; then coefficient+=("$run/coefficient.csv"); fi
+    fi
+}
+joined() {
+    local IFS=,
+    echo "$*"
+}
+
+add p53_K1024_adam_lr1e-04_wd1e-05_bs128_s0
+for seed in 1 2 3 4 5; do add p53_K1024_adam_lr1e-04_wd1e-05_bs128_s$seed && seeds+=(p53_K1024_adam_lr1e-04_wd1e-05_bs128_s$seed); done
+for p in 53 59 61 67 71 73 79 83 89 97 101 103 107; do add p${p}_K1024$sweep && vary_p+=(p${p}_K1024$sweep); done
+for K in 128 256 512 1024 2048; do for p in 53 71 97; do add p${p}_K$K$sweep && vary_K+=(p${p}_K$K$sweep); done; done
+
+grokslt summary --runs "${runs[@]}" --out "$here/runs.csv" --experiment "baseline=p53_K1024_adam_lr1e-04_wd1e-05_bs128_s0" \
+    "seeds=$(joined "${seeds[@]}")" "vary_p=$(joined "${vary_p[@]}")" "vary_K=$(joined "${vary_K[@]}")"
+grokslt claims --summary "$here/runs.csv" --loss-data "${loss[@]}" --certified "${certified[@]}" \
+    --coefficient "${coefficient[@]}" --out "$here/claims.csv"
+tables=(--summary "$here/runs.csv" --loss-data "${loss[@]}" --certified "${certified[@]}" --coefficient "${coefficient[@]}")
+grokslt figure claim_fig1a "${tables[@]}" --experiment vary_p --out "$here/claim_fig1a"
+grokslt figure claim_fig1b "${tables[@]}" --experiment vary_K --out "$here/claim_fig1b"
+grokslt figure claim_fig2 "${tables[@]}" --experiment baseline --out "$here/claim_fig2"
+grokslt figure claim_keff "${tables[@]}" --experiments vary_p vary_K --out "$here/claim_keff"
+rm -f "$here"/claim_*.pdf
+python "$here/../../../scripts/summarise_own_noise.py" "$results/runs" "$here"
