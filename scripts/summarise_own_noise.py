@@ -114,6 +114,7 @@ def final_row(run_dir: Path, paper_local: pd.DataFrame, paper_subset: pd.DataFra
         "local_final_local": bool(local.local),
         "lambda_q": local.lambda_q,
         "half_trace": at_step.half_trace.iloc[0] if len(at_step) else np.nan,
+        "loss_fraction": at_step.loss_fraction.iloc[0] if len(at_step) else np.nan,
         "half_rank": at_step.half_rank.iloc[0] if len(at_step) else np.nan,
         "keff_llc": summary.final_keff_llc,
         "half_d": 3 * summary.p * summary.hidden / 2,
