@@ -1,18 +1,20 @@
 """The paper-scale runs of config/paper_local.yaml rerun with each run's own sampler noise, against the same runs'
 shared-noise estimates (every run's sampler seed 0):
 
-- peaks.csv, Figure 2's runs: the peaks of both presets' trajectories, the local preset's fall to the stop, and how
-  far apart the two noises' local estimates of the same checkpoints lie (against
-  measured/paper_local/local_estimates.csv)
+- peaks.csv, Figure 2's runs: the peaks of both presets' trajectories (the highest estimate, not the claim's
+  smoothed peak), the local preset's fall to the stop, and how far apart the two noises' local estimates of the
+  same checkpoints lie (against measured/paper_local/local_estimates.csv)
 - local_estimates.csv: every run's local-preset estimates with their diagnostics, locality, lambda_Q and seed
-- finals.csv, Figures 1a and 1b's runs: the final LLC at both presets with each noise, lambda_Q and r / 2 there
-  (against measured/paper_local/local_estimates.csv, 2,000 draws, where it has the run, else the 4,000-draw finals
-  of measured/paper_subset/certified_runs.csv; the authors' sampler against measured/paper_subset/runs.csv)
+- finals.csv, Figures 1a and 1b's runs: the final LLC at both presets with each noise, lambda_Q, tr(H) / 2, L_n /
+  L_n(0) and r / 2 there (the local preset against measured/paper_local/local_estimates.csv, 2,000 draws as here,
+  where it has the run, else the first tries of measured/paper_local/fig1b_and_trace_estimates.csv, 4,000 draws;
+  the authors' sampler against measured/paper_subset/runs.csv)
 
-Own and shared noise are compared on the full-batch estimate `llc_full`, in units of sqrt(2) times the own
-estimate's MCSE (equal draws give equal MCSEs; the shared tables keep no full-batch MCSE): their `llc_mean` was taken
-against a minibatch L_init whose noise their MCSE left out (up to 8 LLC where the MCSE said 1), which the code
-since computes and adds.
+Own and shared noise are compared on the full-batch estimate `llc_full` in the standard error of their difference:
+the two MCSEs in quadrature, the shared one taken equal to the own one where the draws are equal and the shared
+table keeps no full-batch MCSE (local_estimates.csv, whose `mcse` and `llc_mean` used devinterp's few-batch L_init:
+its noise, up to 43 in LLC at an early checkpoint, is in neither). Where an estimate missed R-hat 1.01 its MCSE
+understates its error, and so does the z.
 
     python scripts/summarise_own_noise.py RESULTS/runs OUT_DIR
 """
@@ -25,7 +27,7 @@ import pandas as pd
 
 MEASURED = Path(__file__).resolve().parents[1] / "measured"
 SHARED_LOCAL = MEASURED / "paper_local" / "local_estimates.csv"
-SHARED_SUBSET_LOCAL = MEASURED / "paper_subset" / "certified_runs.csv"
+SHARED_FIG1B_LOCAL = MEASURED / "paper_local" / "fig1b_and_trace_estimates.csv"
 SHARED_SUBSET_RUNS = MEASURED / "paper_subset" / "runs.csv"
 FIG2_PREFIX = "p53_K1024_adam_lr1e-04_wd1e-05_bs128_s"
 SWEEP_SUFFIX = "_adam_lr1e-02_wd1e-05_bs64_s0_es0.95x3"
@@ -41,19 +43,19 @@ def finished(run_dir: Path) -> bool:
     return all((run_dir / name).exists() for name in ("summary.csv", "certified.csv", "loss_data.csv"))
 
 
-def z_score(own_full, shared_full, own_mcse):
-    """How far apart two independent estimates of equal draws lie, in their difference's standard error."""
-    return (own_full - shared_full) / (np.sqrt(2) * own_mcse)
+def z_score(own, shared, own_mcse, shared_mcse):
+    """How far apart two independent estimates lie, in their difference's standard error."""
+    return (own - shared) / np.hypot(own_mcse, shared_mcse)
 
 
-def peak_row(run_dir: Path, shared: pd.DataFrame) -> dict:
+def peak_row(run_dir: Path, shared_estimates: pd.DataFrame) -> dict:
     loss = pd.read_csv(run_dir / "loss_data.csv")
-    local = pd.read_csv(run_dir / "certified.csv").set_index("step")
+    local = pd.read_csv(run_dir / "certified.csv").dropna(subset=["llc_mean"]).set_index("step")
     authors = loss.dropna(subset=["llc"])
     peak = local.llc_mean.idxmax()
-    shared = shared.set_index("step")[["llc_mean", "llc_full"]].add_suffix("_shared")
+    shared = shared_estimates.set_index("step")[["llc_full"]].add_suffix("_shared")
     both = local[["llc_full", "mcse"]].join(shared, how="inner")
-    z = z_score(both.llc_full, both.llc_full_shared, both.mcse)
+    z = z_score(both.llc_full, both.llc_full_shared, both.mcse, both.mcse)
     return {
         "run": run_dir.name,
         "paper_code_peak_step": int(authors.loc[authors.llc.idxmax(), "step"]),
@@ -70,30 +72,39 @@ def peak_row(run_dir: Path, shared: pd.DataFrame) -> dict:
         "converged": int(local.converged.sum()),
         "lambda_q_at_stop": local.lambda_q.iloc[-1],
         "shared_noise_checkpoints": len(both),
-        "shared_noise_peak_step": int(shared.llc_mean_shared.idxmax()),
+        "shared_noise_peak_step": int(shared.llc_full_shared.idxmax()),
         "own_minus_shared_full_max_abs": float((both.llc_full - both.llc_full_shared).abs().max()),
         "own_minus_shared_max_abs_z": float(z.abs().max()),
         "own_minus_shared_median_abs_z": float(z.abs().median()),
     }
 
 
-def shared_local_final(run: str, step: int, paper_local: pd.DataFrame, paper_subset: pd.DataFrame) -> dict:
-    """The shared-noise local estimate at the run's final step: paper_local's full-batch estimate (2,000 draws, as
-    here) where it has one, else paper_subset's `llc_mean` (4,000 draws or 8,000 on a second try; its table keeps
-    no other, so no z is given)."""
+def shared_local_final(run: str, step: int, own_mcse: float, paper_local: pd.DataFrame, fig1b: pd.DataFrame) -> dict:
+    """The shared-noise local estimate at the run's final step (full-batch) and its MCSE: paper_local's (2,000 draws
+    as here; it keeps no full-batch MCSE, so the own one stands in) where it has one, else the first try of
+    fig1b_and_trace_estimates.csv (4,000 draws, its own full-batch MCSE)."""
     row = paper_local[(paper_local.run == run) & (paper_local.step == step)]
     if len(row):
-        return {"shared_local_full": row.llc_full.iloc[0], "shared_source": "paper_local"}
-    row = paper_subset[(paper_subset.run == run) & (paper_subset.last_step == step)]
+        return {
+            "shared_local_full": row.llc_full.iloc[0],
+            "shared_local_mcse": own_mcse,
+            "shared_source": "paper_local",
+        }
+    row = fig1b[(fig1b.run == run) & (fig1b.step == step)]
     if len(row):
-        return {"shared_local_mean": row.last_llc.iloc[0], "shared_source": "paper_subset"}
-    return {"shared_source": "none at this step"}
+        return {"shared_local_full": row.llc_full.iloc[0], "shared_local_mcse": row.mcse.iloc[0],
+                "shared_source": "fig1b_and_trace_estimates"}  # fmt: skip
+    return {"shared_local_full": np.nan, "shared_local_mcse": np.nan, "shared_source": "none at this step"}
 
 
-def final_row(run_dir: Path, paper_local: pd.DataFrame, paper_subset: pd.DataFrame, subset_runs: pd.DataFrame) -> dict:
+def final_row(run_dir: Path, paper_local: pd.DataFrame, fig1b: pd.DataFrame, subset_runs: pd.DataFrame) -> dict:
     summary = pd.read_csv(run_dir / "summary.csv").iloc[0]
     local = pd.read_csv(run_dir / "certified.csv").dropna(subset=["llc_mean"]).iloc[-1]
     step = int(local.step)
+    if step != summary.final_step:
+        raise SystemExit(
+            f"{run_dir.name}: its last local estimate is at step {step}, not the final {summary.final_step}"
+        )
     coefficient = pd.read_csv(run_dir / "coefficient.csv") if (run_dir / "coefficient.csv").exists() else None
     at_step = coefficient[coefficient.step == step] if coefficient is not None else pd.DataFrame()
     shared_authors = subset_runs[(subset_runs.run == run_dir.name) & (subset_runs.final_step == summary.final_step)]
@@ -119,9 +130,9 @@ def final_row(run_dir: Path, paper_local: pd.DataFrame, paper_subset: pd.DataFra
         "keff_llc": summary.final_keff_llc,
         "half_d": 3 * summary.p * summary.hidden / 2,
     }
-    row |= {"shared_local_full": np.nan, "shared_local_mean": np.nan}
-    row |= shared_local_final(run_dir.name, step, paper_local, paper_subset)
-    row["own_minus_shared_local_z"] = z_score(row["local_final_full"], row["shared_local_full"], local.mcse)
+    row |= shared_local_final(run_dir.name, step, local.mcse, paper_local, fig1b)
+    row["own_minus_shared_local_z"] = z_score(row["local_final_full"], row["shared_local_full"], local.mcse,
+                                              row["shared_local_mcse"])  # fmt: skip
     return row
 
 
@@ -139,14 +150,16 @@ def main(runs: str, out: str) -> None:
     peaks = [peak_row(run, paper_local[paper_local.run == run.name]) for run in fig2 if finished(run)]
     pd.DataFrame(peaks).to_csv(out / "peaks.csv", index=False)
     sweeps = sorted(run for run in runs.glob(f"p*{SWEEP_SUFFIX}") if finished(run))
-    paper_subset, subset_runs = pd.read_csv(SHARED_SUBSET_LOCAL), pd.read_csv(SHARED_SUBSET_RUNS)
-    finals = [final_row(run, paper_local, paper_subset, subset_runs) for run in sweeps]
+    fig1b = pd.read_csv(SHARED_FIG1B_LOCAL)
+    fig1b = fig1b[fig1b.num_draws == 4000]
+    subset_runs = pd.read_csv(SHARED_SUBSET_RUNS)
+    finals = [final_row(run, paper_local, fig1b, subset_runs) for run in sweeps]
     pd.DataFrame(finals).sort_values(["hidden", "p"]).to_csv(out / "finals.csv", index=False)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", help="the workflow's results/paper_local/runs")
-    parser.add_argument("out", help="the folder to write peaks.csv and finals.csv into")
+    parser.add_argument("out", help="the folder to write peaks.csv, local_estimates.csv and finals.csv into")
     args = parser.parse_args()
     main(args.runs, args.out)
