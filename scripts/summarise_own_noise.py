@@ -5,6 +5,8 @@ shared-noise estimates (every run's sampler seed 0):
   smoothed peak), the local preset's fall to the stop, and how far apart the two noises' local estimates of the
   same checkpoints lie (against measured/paper_local/local_estimates.csv)
 - local_estimates.csv: every run's local-preset estimates with their diagnostics, locality, lambda_Q and seed
+- baseline.csv, where a coefficient table at the baseline's local estimates is given: per checkpoint, the LLC at both
+  presets, lambda_Q at both, tr(H) / 2, r / 2 where its rule applies, K_eff (3p - 1) / 2 and d / 2
 - finals.csv, Figures 1a and 1b's runs: the final LLC at both presets with each noise, lambda_Q, tr(H) / 2, L_n /
   L_n(0) and r / 2 there (the local preset against measured/paper_local/local_estimates.csv, 2,000 draws as here,
   where it has the run, else the first tries of measured/paper_local/fig1b_and_trace_estimates.csv, 4,000 draws;
@@ -16,7 +18,7 @@ table keeps no full-batch MCSE (local_estimates.csv, whose `mcse` and `llc_mean`
 its noise, up to 43 in LLC at an early checkpoint, is in neither). Where an estimate missed R-hat 1.01 its MCSE
 understates its error, and so does the z.
 
-    python scripts/summarise_own_noise.py RESULTS/runs OUT_DIR
+    python scripts/summarise_own_noise.py RESULTS/runs OUT_DIR [--baseline-coefficient COEFFICIENT.csv]
 """
 
 import argparse
@@ -141,7 +143,19 @@ def local_estimates(run_dirs: list[Path]) -> pd.DataFrame:
     return pd.concat(tables)[["run", *ESTIMATE_COLUMNS]]
 
 
-def main(runs: str, out: str) -> None:
+def baseline_table(run_dir: Path, coefficient: pd.DataFrame) -> pd.DataFrame:
+    """The baseline's estimands per checkpoint: its local estimates beside the sampler-free columns there and the
+    authors' sampler's estimate of the same checkpoint."""
+    local = pd.read_csv(run_dir / "certified.csv")[["step", "llc_mean", "mcse", "r_hat", "converged", "local"]]
+    authors = pd.read_csv(run_dir / "loss_data.csv")[["step", "llc"]].rename(columns={"llc": "paper_code_llc"})
+    sampler_free = coefficient[["step", "loss_fraction", "interpolating", "half_rank", "half_rank_stderr",
+                                "lambda_q_local", "lambda_q_local_stderr", "lambda_q_authors", "half_trace",
+                                "v_reach_local", "keff_llc", "half_d"]]  # fmt: skip
+    table = local.rename(columns={"llc_mean": "local_llc"}).merge(sampler_free, on="step", how="left")
+    return table.merge(authors, on="step", how="left")
+
+
+def main(runs: str, out: str, baseline_coefficient: str | None = None) -> None:
     runs, out = Path(runs), Path(out)
     finished_runs = sorted(run for run in runs.iterdir() if finished(run))
     local_estimates(finished_runs).to_csv(out / "local_estimates.csv", index=False)
@@ -155,11 +169,15 @@ def main(runs: str, out: str) -> None:
     subset_runs = pd.read_csv(SHARED_SUBSET_RUNS)
     finals = [final_row(run, paper_local, fig1b, subset_runs) for run in sweeps]
     pd.DataFrame(finals).sort_values(["hidden", "p"]).to_csv(out / "finals.csv", index=False)
+    if baseline_coefficient:
+        baseline = baseline_table(runs / f"{FIG2_PREFIX}0", pd.read_csv(baseline_coefficient))
+        baseline.to_csv(out / "baseline.csv", index=False)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", help="the workflow's results/paper_local/runs")
-    parser.add_argument("out", help="the folder to write peaks.csv, local_estimates.csv and finals.csv into")
+    parser.add_argument("out", help="the folder to write the tables into")
+    parser.add_argument("--baseline-coefficient", help="`grokslt coefficient` of the baseline at its local estimates")
     args = parser.parse_args()
-    main(args.runs, args.out)
+    main(args.runs, args.out, args.baseline_coefficient)

@@ -57,4 +57,11 @@ grokslt figure claim_fig1b "${tables[@]}" --experiment vary_K --out "$here/claim
 grokslt figure claim_fig2 "${tables[@]}" --experiment baseline --out "$here/claim_fig2"
 grokslt figure claim_keff "${tables[@]}" --experiments vary_p vary_K --out "$here/claim_keff"
 rm -f "$here"/claim_*.pdf
-python "$here/../../../scripts/summarise_own_noise.py" "$results/runs" "$here"
+# the sampler-free estimands at the baseline's local estimates (11 min of one core; made once)
+baseline=$results/runs/p53_K1024_adam_lr1e-04_wd1e-05_bs128_s0
+at_estimates=$results/baseline_coefficient_at_estimates.csv
+if [[ ! -f $at_estimates ]]; then
+    steps=$(cut -d, -f1 "$baseline/certified.csv" | tail -n +2 | paste -sd, -)
+    grokslt coefficient --run "$baseline" --steps "$steps" --out "$at_estimates"
+fi
+python "$here/../../../scripts/summarise_own_noise.py" "$results/runs" "$here" --baseline-coefficient "$at_estimates"
