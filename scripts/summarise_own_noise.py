@@ -99,6 +99,16 @@ def shared_local_final(run: str, step: int, own_mcse: float, paper_local: pd.Dat
     return {"shared_local_full": np.nan, "shared_local_mcse": np.nan, "shared_source": "none at this step"}
 
 
+def sampler_free_at(run_dir: Path, step: int) -> dict:
+    """tr(H) / 2, L_n / L_n(0) and r / 2 at the step from the run's coefficient table (blank where it has none)."""
+    path = run_dir / "coefficient.csv"
+    table = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["step"])
+    at_step = table[table.step == step]
+    return {
+        name: at_step[name].iloc[0] if len(at_step) else np.nan for name in ("half_trace", "loss_fraction", "half_rank")
+    }
+
+
 def final_row(run_dir: Path, paper_local: pd.DataFrame, fig1b: pd.DataFrame, subset_runs: pd.DataFrame) -> dict:
     summary = pd.read_csv(run_dir / "summary.csv").iloc[0]
     local = pd.read_csv(run_dir / "certified.csv").dropna(subset=["llc_mean"]).iloc[-1]
@@ -107,8 +117,6 @@ def final_row(run_dir: Path, paper_local: pd.DataFrame, fig1b: pd.DataFrame, sub
         raise SystemExit(
             f"{run_dir.name}: its last local estimate is at step {step}, not the final {summary.final_step}"
         )
-    coefficient = pd.read_csv(run_dir / "coefficient.csv") if (run_dir / "coefficient.csv").exists() else None
-    at_step = coefficient[coefficient.step == step] if coefficient is not None else pd.DataFrame()
     shared_authors = subset_runs[(subset_runs.run == run_dir.name) & (subset_runs.final_step == summary.final_step)]
     row = {
         "run": run_dir.name,
@@ -126,9 +134,7 @@ def final_row(run_dir: Path, paper_local: pd.DataFrame, fig1b: pd.DataFrame, sub
         "local_final_converged": bool(local.converged),
         "local_final_local": bool(local.local),
         "lambda_q": local.lambda_q,
-        "half_trace": at_step.half_trace.iloc[0] if len(at_step) else np.nan,
-        "loss_fraction": at_step.loss_fraction.iloc[0] if len(at_step) else np.nan,
-        "half_rank": at_step.half_rank.iloc[0] if len(at_step) else np.nan,
+        **sampler_free_at(run_dir, step),
         "keff_llc": summary.final_keff_llc,
         "half_d": 3 * summary.p * summary.hidden / 2,
     }
